@@ -1,0 +1,39 @@
+# The two commands of the README, and a few more. Each target does its own set-up.
+#   make run    play the whole loop locally (for now: the chess core's perft demo)
+#   make test   install dependencies, configure, build, run every test
+PRESET ?= dev
+JOBS   ?= $(shell nproc)
+BUILD  := build/$(PRESET)
+CHESSRL := $(BUILD)/tools/chessrl/chessrl
+
+.PHONY: all deps configure build test unit run bench format clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset $(PRESET) >/dev/null
+
+build: configure
+	@cmake --build --preset $(PRESET) -j $(JOBS)
+
+test: build
+	@ctest --preset $(PRESET) -j $(JOBS)
+
+unit: build
+	@ctest --preset $(PRESET) -j $(JOBS) -L unit
+
+run: build
+	@echo "== chessrl perft from the start position, depth 6"
+	@$(CHESSRL) perft --depth 6 --divide
+
+bench: build
+	@$(CHESSRL) perft --bench
+
+format:
+	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+clean:
+	@rm -rf build

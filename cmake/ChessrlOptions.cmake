@@ -1,0 +1,37 @@
+# chessrl::options — compile settings every chessrl target links PRIVATE.
+# Kept on an interface target rather than set globally, so third-party code and
+# later targets (LibTorch, generated protobuf code) are not affected.
+add_library(chessrl_options INTERFACE)
+add_library(chessrl::options ALIAS chessrl_options)
+
+target_compile_options(chessrl_options INTERFACE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>)
+if(CHESSRL_WERROR)
+  target_compile_options(chessrl_options INTERFACE $<$<CXX_COMPILER_ID:GNU,Clang>:-Werror>)
+endif()
+
+# Per-CPU tuning: the chess core leans on POPCNT, and on BMI2 (PEXT) for slider
+# attacks when the CPU has it. Turn off for portable binaries (container images).
+if(CHESSRL_NATIVE)
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag(-march=native CHESSRL_HAS_MARCH_NATIVE)
+  if(CHESSRL_HAS_MARCH_NATIVE)
+    target_compile_options(chessrl_options INTERFACE -march=native)
+  endif()
+endif()
+
+if(CHESSRL_SANITIZE)
+  target_compile_options(chessrl_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_link_options(chessrl_options INTERFACE -fsanitize=address,undefined)
+endif()
+
+# chessrl_add_library(<name> [DEPS ...]): one static library per libs/<name>
+# folder with a chessrl::<name> alias; sources are the .cpp files under src/.
+function(chessrl_add_library name)
+  cmake_parse_arguments(ARG "" "" "PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  file(GLOB _srcs CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp")
+  add_library(chessrl_${name} STATIC ${_srcs})
+  add_library(chessrl::${name} ALIAS chessrl_${name})
+  target_include_directories(chessrl_${name} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/include")
+  target_link_libraries(chessrl_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE chessrl::options ${ARG_PRIVATE_DEPS})
+endfunction()

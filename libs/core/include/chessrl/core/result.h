@@ -1,0 +1,54 @@
+// Result<T>: a value or an error message, for failures callers are expected to
+// handle (a bad FEN, an illegal move). Cheap to move; not thread-safe to share
+// mutably. Use chessrl::Error (error.h) only at I/O and configuration boundaries.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace chessrl {
+
+// The error side of a Result: a human-readable message naming what is wrong.
+struct Failure {
+  std::string message;
+};
+
+inline Failure fail(std::string message) { return Failure{std::move(message)}; }
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  Result(Failure failure) : v_(std::move(failure)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  // Preconditions: ok() for value(), !ok() for error().
+  const T& value() const& { assert(ok()); return std::get<0>(v_); }
+  T& value() & { assert(ok()); return std::get<0>(v_); }
+  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  const T& operator*() const& { return value(); }
+  T& operator*() & { return value(); }
+  const T* operator->() const { return &value(); }
+  T* operator->() { return &value(); }
+  const std::string& error() const { assert(!ok()); return std::get<1>(v_).message; }
+
+  // The value, or throws chessrl::Error with the message (for tools and tests).
+  T value_or_throw() &&;
+
+ private:
+  std::variant<T, Failure> v_;
+};
+
+}  // namespace chessrl
+
+#include "chessrl/core/error.h"
+
+template <class T>
+T chessrl::Result<T>::value_or_throw() && {
+  if (!ok()) throw Error(error());
+  return std::get<0>(std::move(v_));
+}

@@ -1,0 +1,21 @@
+// chessrl: the command-line tool. Subcommands live in their own files.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"chessrl: AlphaZero-style chess training, tools and benchmarks"};
+  app.require_subcommand(1);
+  chessrl::tool::add_perft_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "chessrl: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
