@@ -11,7 +11,7 @@
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/core/error.h"
-#include "chessrl/core/subprocess.h"
+#include "chessrl/core/uci_session.h"
 #include "commands.h"
 
 namespace chessrl::tool {
@@ -34,7 +34,7 @@ constexpr BenchPosition kBenchPositions[] = {
     {"pos3", "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1", 7},
     {"pos4", "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1", 5},
     {"pos5", "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8", 5},
-    {"pos6", "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P3/P1NP1N1P/PPP1QPPP/R4RK1 w - - 0 10", 5},
+    {"pos6", "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10", 5},
 };
 
 double seconds_since(Clock::time_point start) {
@@ -47,59 +47,41 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Talks UCI to a stockfish process to time its `go perft`.
+// Times stockfish's `go perft` over UCI.
 class StockfishPerft {
  public:
-  static std::optional<StockfishPerft> start(const std::string& program) {
-    auto proc = Subprocess::start({program});
-    if (!proc) return std::nullopt;
-    StockfishPerft sf{std::move(proc).value()};
-    if (!sf.handshake()) return std::nullopt;
-    return sf;
-  }
-  std::string version() const { return version_; }
+  explicit StockfishPerft(UciSession session) : uci_(std::move(session)) {}
+  const std::string& version() const { return uci_.name(); }
 
   // Runs perft and returns {nodes, seconds}, or nullopt if stockfish stops answering.
   std::optional<std::pair<std::uint64_t, double>> perft(const std::string& fen, int depth) {
-    proc_.write_line("position fen " + fen);
-    if (!ready()) return std::nullopt;
+    uci_.send("position fen " + fen);
+    if (!uci_.sync()) return std::nullopt;
     auto start = Clock::now();
-    proc_.write_line("go perft " + std::to_string(depth));
-    while (auto line = proc_.read_line(std::chrono::minutes(10))) {
-      if (line->rfind("Nodes searched: ", 0) == 0) {
-        double secs = seconds_since(start);
-        return std::make_pair(std::stoull(line->substr(16)), secs);
-      }
-    }
-    return std::nullopt;
+    uci_.send("go perft " + std::to_string(depth));
+    auto lines = uci_.read_until(
+        [](const std::string& l) { return l.rfind("Nodes searched: ", 0) == 0; },
+        std::chrono::minutes(10));
+    if (!lines) return std::nullopt;
+    double secs = seconds_since(start);
+    return std::make_pair(std::stoull(lines->back().substr(16)), secs);
   }
 
  private:
-  explicit StockfishPerft(Subprocess p) : proc_(std::move(p)) {}
-  bool handshake() {
-    proc_.write_line("uci");
-    while (auto line = proc_.read_line(std::chrono::seconds(10))) {
-      if (line->rfind("id name ", 0) == 0) version_ = line->substr(8);
-      if (*line == "uciok") return ready();
-    }
-    return false;
-  }
-  bool ready() {
-    proc_.write_line("isready");
-    while (auto line = proc_.read_line(std::chrono::seconds(10)))
-      if (*line == "readyok") return true;
-    return false;
-  }
-  Subprocess proc_;
-  std::string version_;
+  UciSession uci_;
 };
 
 int run_bench(int repeat, const std::string& stockfish_name) {
   std::optional<StockfishPerft> sf;
-  if (auto path = find_program(stockfish_name)) sf = StockfishPerft::start(*path);
+  std::string against;
+  if (auto session = UciSession::start(stockfish_name)) {
+    sf.emplace(std::move(session).value());
+    against = ", against " + sf->version();
+  } else {
+    against = " (no comparison: " + session.error() + ")";
+  }
   std::printf("perft benchmark: %d position(s), median of %d run(s)%s\n",
-              int(std::size(kBenchPositions)), repeat,
-              sf ? (", against " + sf->version()).c_str() : " (stockfish not found: chessrl only)");
+              int(std::size(kBenchPositions)), repeat, against.c_str());
   std::printf("%-9s %5s %12s %9s %12s", "position", "depth", "nodes", "seconds", "nodes/s");
   if (sf) std::printf(" %9s %12s %7s", "sf secs", "sf nodes/s", "ratio");
   std::printf("\n");
