@@ -26,8 +26,10 @@ unit: build
 	@ctest --preset $(PRESET) -j $(JOBS) -L unit
 
 run: build
-	@echo "== chessrl perft from the start position, depth 6"
+	@echo "== chessrl perft from the start position, depth 6 (per-move counts)"
 	@$(CHESSRL) perft --depth 6 --divide
+	@echo "== chessrl perft --bench (one run per position, against stockfish)"
+	@$(CHESSRL) perft --bench --repeat 1
 
 bench: build
 	@$(CHESSRL) perft --bench

@@ -11,12 +11,15 @@ if(CHESSRL_WERROR)
 endif()
 
 # Per-CPU tuning: the chess core leans on POPCNT, and on BMI2 (PEXT) for slider
-# attacks when the CPU has it. Turn off for portable binaries (container images).
-if(CHESSRL_NATIVE)
+# attacks when the CPU has it. "native" suits a build that runs where it is
+# built; container images use x86-64-v2 (POPCNT, any x86-64 CPU since ~2009).
+if(CHESSRL_ARCH)
   include(CheckCXXCompilerFlag)
-  check_cxx_compiler_flag(-march=native CHESSRL_HAS_MARCH_NATIVE)
-  if(CHESSRL_HAS_MARCH_NATIVE)
-    target_compile_options(chessrl_options INTERFACE -march=native)
+  check_cxx_compiler_flag(-march=${CHESSRL_ARCH} CHESSRL_ARCH_SUPPORTED_${CHESSRL_ARCH})
+  if(CHESSRL_ARCH_SUPPORTED_${CHESSRL_ARCH})
+    target_compile_options(chessrl_options INTERFACE -march=${CHESSRL_ARCH})
+  else()
+    message(WARNING "CHESSRL_ARCH=${CHESSRL_ARCH}: the compiler does not accept -march=${CHESSRL_ARCH}; using its default")
   endif()
 endif()
 
