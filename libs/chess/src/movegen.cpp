@@ -146,19 +146,14 @@ void generate(const Position& pos, Sink& sink) {
     }
   }
 
-  // En passant: rare, so tested exactly by replaying the occupancy change; this
-  // catches the pawn pair pinned along a rank as well as every check case.
+  // En passant: Position keeps an ep square only when some capture there is
+  // legal; each capturer is still tested exactly (two may attack the square,
+  // and one of them may be pinned).
   if (const Square ep = pos.ep_square(); ep != kNoSquare) {
-    const Square cap_sq = Square(Us == kWhite ? ep - 8 : ep + 8);
     Bitboard capturers = pawn_attacks(Them, ep) & pawns;
     while (capturers) {
       const Square from = pop_lsb(capturers);
-      const Bitboard after = (occ ^ square_bb(from) ^ square_bb(cap_sq)) | square_bb(ep);
-      const bool exposed =
-          (bishop_attacks(ksq, after) & enemy_bq) || (rook_attacks(ksq, after) & enemy_rq) ||
-          (knight_attacks(ksq) & pos.pieces(Them, kKnight)) ||
-          (pawn_attacks(Us, ksq) & pos.pieces(Them, kPawn) & ~square_bb(cap_sq));
-      if (!exposed) sink.add_move(Move(from, ep, MoveKind::kEnPassant));
+      if (pos.en_passant_is_legal(from, ep)) sink.add_move(Move(from, ep, MoveKind::kEnPassant));
     }
   }
 

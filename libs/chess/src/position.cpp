@@ -114,13 +114,29 @@ void Position::move_piece(Square from, Square to) {
   board_[to] = p;
 }
 
-// Records ep as the en-passant square only if a pawn of the side to move
-// attacks it, so that keys of otherwise equal positions agree.
-void Position::set_ep_if_capturable(Square ep) {
-  if (pawn_attacks(~side_, ep) & pieces(side_, kPawn)) {
-    st().ep_square = ep;
-    st().key ^= kZobrist.ep_file[file_of(ep)];
+// Records ep as the en-passant square only if the side to move can legally
+// capture there: FIDE counts positions as equal when the same moves are
+// possible, so keys (and repetitions) must not depend on a dead ep square.
+void Position::set_ep_if_legal(Square ep) {
+  Bitboard capturers = pawn_attacks(~side_, ep) & pieces(side_, kPawn);
+  while (capturers) {
+    if (en_passant_is_legal(pop_lsb(capturers), ep)) {
+      st().ep_square = ep;
+      st().key ^= kZobrist.ep_file[file_of(ep)];
+      return;
+    }
   }
+}
+
+bool Position::en_passant_is_legal(Square from, Square ep) const {
+  const Color us = side_;
+  const Square ksq = king_square(us);
+  const Square captured = Square(us == kWhite ? ep - 8 : ep + 8);
+  const Bitboard after = (pieces() ^ square_bb(from) ^ square_bb(captured)) | square_bb(ep);
+  return !((bishop_attacks(ksq, after) & pieces(~us, kBishop, kQueen)) ||
+           (rook_attacks(ksq, after) & pieces(~us, kRook, kQueen)) ||
+           (knight_attacks(ksq) & pieces(~us, kKnight)) ||
+           (pawn_attacks(us, ksq) & pieces(~us, kPawn) & ~square_bb(captured)));
 }
 
 Bitboard Position::attackers_to(Square s, Bitboard occupied) const {
@@ -256,7 +272,7 @@ Result<Position> Position::from_fen(std::string_view fen) {
   pos.game_ply_ = 2 * (fullmove - 1) + (pos.side_ == kBlack);
 
   pos.st().key = 0;
-  if (ep != kNoSquare) pos.set_ep_if_capturable(ep);
+  if (ep != kNoSquare) pos.set_ep_if_legal(ep);
   pos.st().key = pos.compute_key();
 
   // The side that just moved may not be in check.
@@ -341,8 +357,8 @@ void Position::make_move(Move m) {
         put_piece(promoted, to);
         s.key ^= kZobrist.psq[piece][to] ^ kZobrist.psq[promoted][to];
       } else if ((int(to) ^ int(from)) == 16) {
-        side_ = ~us;  // set_ep_if_capturable looks from the opponent's side
-        set_ep_if_capturable(Square((from + to) / 2));
+        side_ = ~us;  // set_ep_if_legal looks from the opponent's side
+        set_ep_if_legal(Square((from + to) / 2));
       }
     }
   }

@@ -37,8 +37,8 @@ class Position {
   // other than 8, kings missing or doubled, pawns on the first or last rank,
   // castling rights without the king and rook at home, an impossible en-passant
   // square, and the side not to move being in check. An en-passant square is
-  // kept only when a pawn of the side to move can capture there (as the key
-  // and fen() reflect), so "e3" after 1.e4 becomes "-".
+  // kept only when the side to move can legally capture there (as the key and
+  // fen() reflect), so "e3" after 1.e4 becomes "-".
   static Result<Position> from_fen(std::string_view fen);
   std::string fen() const;
 
@@ -69,6 +69,10 @@ class Position {
   Bitboard attackers_to(Square s, Bitboard occupied) const;
   Bitboard checkers() const { return attackers_to(king_square(side_), pieces()) & pieces(~side_); }
   bool in_check() const { return checkers() != 0; }
+  // Whether the side to move's pawn on `from` may take en passant on `ep`
+  // without exposing its king. Precondition: that pawn attacks ep and the
+  // opposing pawn that just moved two squares stands behind ep.
+  bool en_passant_is_legal(Square from, Square ep) const;
 
   // --- Moves ------------------------------------------------------------------
   // Precondition: m is legal here (from the move generator or parse_uci).
@@ -96,7 +100,7 @@ class Position {
   void put_piece(Piece p, Square s);
   void remove_piece(Square s);
   void move_piece(Square from, Square to);
-  void set_ep_if_capturable(Square ep);
+  void set_ep_if_legal(Square ep);
   void clear();
 
   Bitboard by_type_[6] = {};
