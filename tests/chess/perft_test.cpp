@@ -37,7 +37,8 @@ TEST_P(PerftTest, DivideSumsToPerftAndCountMatchesList) {
   EXPECT_EQ(std::uint64_t(count_legal(pos)), c.nodes[0]);
 }
 
-INSTANTIATE_TEST_SUITE_P(StandardPositions, PerftTest, ::testing::ValuesIn(perft_cases()), testing::PerftCaseName());
+INSTANTIATE_TEST_SUITE_P(StandardPositions, PerftTest, ::testing::ValuesIn(perft_cases()),
+                         testing::PerftCaseName());
 
 TEST(Perft, DepthZeroIsOneNode) {
   Position pos;

@@ -59,9 +59,9 @@ class StockfishPerft {
     if (!uci_.sync()) return std::nullopt;
     auto start = Clock::now();
     uci_.send("go perft " + std::to_string(depth));
-    auto lines = uci_.read_until(
-        [](const std::string& l) { return l.rfind("Nodes searched: ", 0) == 0; },
-        std::chrono::minutes(10));
+    auto lines =
+        uci_.read_until([](const std::string& l) { return l.rfind("Nodes searched: ", 0) == 0; },
+                        std::chrono::minutes(10));
     if (!lines) return std::nullopt;
     double secs = seconds_since(start);
     return std::make_pair(std::stoull(lines->back().substr(16)), secs);
@@ -141,13 +141,15 @@ void add_perft_command(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("perft", "Count leaf nodes of the legal move tree");
   cmd->add_option("--fen", opts->fen, "Position (default: the start position)");
-  cmd->add_option("--depth", opts->depth, "Depth in plies")->check(CLI::Range(0, 20))
+  cmd->add_option("--depth", opts->depth, "Depth in plies")
+      ->check(CLI::Range(0, 20))
       ->capture_default_str();
   cmd->add_flag("--divide", opts->divide, "Print the node count below each legal move");
   cmd->add_flag("--bench", opts->bench,
                 "Time a fixed set of positions, and stockfish's `go perft` on them when installed");
   cmd->add_option("--repeat", opts->repeat, "Runs per position in --bench (median reported)")
-      ->check(CLI::Range(1, 100))->capture_default_str();
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   cmd->add_option("--stockfish", opts->stockfish, "Stockfish program for --bench")
       ->capture_default_str();
   cmd->callback([opts] {

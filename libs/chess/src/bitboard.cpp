@@ -58,8 +58,8 @@ void init_slider(const std::array<int, 4>& dirs, detail::SliderTable* table, Bit
 
   for (int si = 0; si < 64; ++si) {
     Square s = Square(si);
-    Bitboard edges = ((kRank1 | kRank8) & ~rank_bb(rank_of(s))) |
-                     ((kFileA | kFileH) & ~file_bb(file_of(s)));
+    Bitboard edges =
+        ((kRank1 | kRank8) & ~rank_bb(rank_of(s))) | ((kFileA | kFileH) & ~file_bb(file_of(s)));
     auto& t = table[s];
     t.mask = ray_attacks(dirs, s, 0) & ~edges;
     t.shift = unsigned(64 - popcount(t.mask));
@@ -134,8 +134,8 @@ void init_tables() {
       for (PieceType pt : {kBishop, kRook}) {
         const auto& dirs = pt == kBishop ? kBishopDirs : kRookDirs;
         if (ray_attacks(dirs, sa, 0) & square_bb(sb)) {
-          t.line[a][b] = (ray_attacks(dirs, sa, 0) & ray_attacks(dirs, sb, 0)) | square_bb(sa) |
-                         square_bb(sb);
+          t.line[a][b] =
+              (ray_attacks(dirs, sa, 0) & ray_attacks(dirs, sb, 0)) | square_bb(sa) | square_bb(sb);
           t.between[a][b] =
               ray_attacks(dirs, sa, square_bb(sb)) & ray_attacks(dirs, sb, square_bb(sa));
         }

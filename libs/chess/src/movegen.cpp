@@ -11,8 +11,14 @@ namespace {
 struct MoveCounter {
   int n = 0;
   void add(Square, Bitboard to) { n += popcount(to); }
-  template <Direction D> void pawn_moves(Bitboard to) { n += popcount(to); }
-  template <Direction D> void promotions(Bitboard to) { n += 4 * popcount(to); }
+  template <Direction D>
+  void pawn_moves(Bitboard to) {
+    n += popcount(to);
+  }
+  template <Direction D>
+  void promotions(Bitboard to) {
+    n += 4 * popcount(to);
+  }
   void add_move(Move) { ++n; }
 };
 
@@ -21,13 +27,15 @@ struct MoveCollector {
   void add(Square from, Bitboard to) {
     while (to) list.push(Move(from, pop_lsb(to)));
   }
-  template <Direction D> void pawn_moves(Bitboard to) {
+  template <Direction D>
+  void pawn_moves(Bitboard to) {
     while (to) {
       Square t = pop_lsb(to);
       list.push(Move(Square(int(t) - int(D)), t));
     }
   }
-  template <Direction D> void promotions(Bitboard to) {
+  template <Direction D>
+  void promotions(Bitboard to) {
     while (to) {
       Square t = pop_lsb(to);
       Square f = Square(int(t) - int(D));
@@ -87,15 +95,18 @@ void generate(const Position& pos, Sink& sink) {
   // piece between they give check; with exactly one of ours between, it is pinned.
   const Bitboard enemy_bq = pos.pieces(Them, kBishop, kQueen);
   const Bitboard enemy_rq = pos.pieces(Them, kRook, kQueen);
-  Bitboard snipers = (bishop_attacks(ksq, enemy) & enemy_bq) | (rook_attacks(ksq, enemy) & enemy_rq);
+  Bitboard snipers =
+      (bishop_attacks(ksq, enemy) & enemy_bq) | (rook_attacks(ksq, enemy) & enemy_rq);
   Bitboard checkers = (pawn_attacks(Us, ksq) & pos.pieces(Them, kPawn)) |
                       (knight_attacks(ksq) & pos.pieces(Them, kKnight));
   Bitboard pinned = 0;
   while (snipers) {
     const Square s = pop_lsb(snipers);
     const Bitboard blockers = between(ksq, s) & occ;
-    if (!blockers) checkers |= square_bb(s);
-    else if (!more_than_one(blockers)) pinned |= blockers & own;
+    if (!blockers)
+      checkers |= square_bb(s);
+    else if (!more_than_one(blockers))
+      pinned |= blockers & own;
   }
 
   // King moves: each target tested with the king lifted off the board, so
@@ -159,7 +170,8 @@ void generate(const Position& pos, Sink& sink) {
 
   // Castling: never out of check; the squares between king and rook empty and
   // the squares the king crosses not attacked.
-  if (!checkers && (pos.castling_rights() & (Us == kWhite ? kWhiteOO | kWhiteOOO : kBlackOO | kBlackOOO))) {
+  if (!checkers &&
+      (pos.castling_rights() & (Us == kWhite ? kWhiteOO | kWhiteOOO : kBlackOO | kBlackOOO))) {
     constexpr CastlingRights kOO = Us == kWhite ? kWhiteOO : kBlackOO;
     constexpr CastlingRights kOOO = Us == kWhite ? kWhiteOOO : kBlackOOO;
     constexpr Square kE = relative_square(Us, kE1);
@@ -179,8 +191,10 @@ void generate(const Position& pos, Sink& sink) {
 
 template <class Sink>
 inline void generate_for_side(const Position& pos, Sink& sink) {
-  if (pos.side_to_move() == kWhite) generate<kWhite>(pos, sink);
-  else generate<kBlack>(pos, sink);
+  if (pos.side_to_move() == kWhite)
+    generate<kWhite>(pos, sink);
+  else
+    generate<kBlack>(pos, sink);
 }
 
 std::uint64_t perft_recursive(Position& pos, int depth) {

@@ -55,9 +55,7 @@ constexpr std::array<std::uint8_t, 64> kCastlingMask = make_castling_mask();
 
 constexpr std::string_view kPieceChars = "PNBRQK  pnbrqk";
 
-std::string square_str(Square s) {
-  return {char('a' + file_of(s)), char('1' + rank_of(s))};
-}
+std::string square_str(Square s) { return {char('a' + file_of(s)), char('1' + rank_of(s))}; }
 
 // Parses a non-negative decimal integer field of a FEN.
 bool parse_counter(std::string_view text, int& out) {
@@ -141,8 +139,7 @@ bool Position::en_passant_is_legal(Square from, Square ep) const {
 
 Bitboard Position::attackers_to(Square s, Bitboard occupied) const {
   return (pawn_attacks(kBlack, s) & pieces(kWhite, kPawn)) |
-         (pawn_attacks(kWhite, s) & pieces(kBlack, kPawn)) |
-         (knight_attacks(s) & pieces(kKnight)) |
+         (pawn_attacks(kWhite, s) & pieces(kBlack, kPawn)) | (knight_attacks(s) & pieces(kKnight)) |
          (bishop_attacks(s, occupied) & pieces(kBishop, kQueen)) |
          (rook_attacks(s, occupied) & pieces(kRook, kQueen)) | (king_attacks(s) & pieces(kKing));
 }
@@ -204,31 +201,40 @@ Result<Position> Position::from_fen(std::string_view fen) {
       return fail(std::string("FEN has ") + std::to_string(kings) + " " +
                   (c == kWhite ? "white" : "black") + " kings, expected 1");
   }
-  if (pos.pieces(kPawn) & (kRank1 | kRank8)) return fail("FEN has a pawn on the first or last rank");
+  if (pos.pieces(kPawn) & (kRank1 | kRank8))
+    return fail("FEN has a pawn on the first or last rank");
 
   // 2. Side to move.
-  if (fields[1] == "w") pos.side_ = kWhite;
-  else if (fields[1] == "b") pos.side_ = kBlack;
-  else return fail("FEN side to move must be 'w' or 'b', got '" + std::string(fields[1]) + "'");
+  if (fields[1] == "w")
+    pos.side_ = kWhite;
+  else if (fields[1] == "b")
+    pos.side_ = kBlack;
+  else
+    return fail("FEN side to move must be 'w' or 'b', got '" + std::string(fields[1]) + "'");
 
   // 3. Castling rights, each backed by the king and rook on their home squares.
   std::uint8_t rights = kNoCastling;
   if (fields[2] != "-") {
     for (char c : fields[2]) {
-      struct Spec { char ch; CastlingRights right; Piece king; Square ksq; Piece rook; Square rsq; };
-      static constexpr Spec kSpecs[] = {
-          {'K', kWhiteOO, kWhiteKing, kE1, kWhiteRook, kH1},
-          {'Q', kWhiteOOO, kWhiteKing, kE1, kWhiteRook, kA1},
-          {'k', kBlackOO, kBlackKing, kE8, kBlackRook, kH8},
-          {'q', kBlackOOO, kBlackKing, kE8, kBlackRook, kA8}};
+      struct Spec {
+        char ch;
+        CastlingRights right;
+        Piece king;
+        Square ksq;
+        Piece rook;
+        Square rsq;
+      };
+      static constexpr Spec kSpecs[] = {{'K', kWhiteOO, kWhiteKing, kE1, kWhiteRook, kH1},
+                                        {'Q', kWhiteOOO, kWhiteKing, kE1, kWhiteRook, kA1},
+                                        {'k', kBlackOO, kBlackKing, kE8, kBlackRook, kH8},
+                                        {'q', kBlackOOO, kBlackKing, kE8, kBlackRook, kA8}};
       const Spec* spec = nullptr;
       for (const auto& s : kSpecs)
         if (s.ch == c) spec = &s;
       if (!spec)
-        return fail("FEN castling field '" + std::string(fields[2]) + "' has an invalid character '" +
-                    c + "'");
-      if (rights & spec->right)
-        return fail(std::string("FEN castling field repeats '") + c + "'");
+        return fail("FEN castling field '" + std::string(fields[2]) +
+                    "' has an invalid character '" + c + "'");
+      if (rights & spec->right) return fail(std::string("FEN castling field repeats '") + c + "'");
       if (pos.board_[spec->ksq] != spec->king || pos.board_[spec->rsq] != spec->rook)
         return fail(std::string("FEN castling right '") + c + "' needs the king on " +
                     square_str(spec->ksq) + " and a rook on " + square_str(spec->rsq));
@@ -242,8 +248,8 @@ Result<Position> Position::from_fen(std::string_view fen) {
   if (fields[3] != "-") {
     std::string_view f = fields[3];
     if (f.size() != 2 || f[0] < 'a' || f[0] > 'h' || f[1] < '1' || f[1] > '8')
-      return fail("FEN en-passant field must be a square like 'e3' or '-', got '" +
-                  std::string(f) + "'");
+      return fail("FEN en-passant field must be a square like 'e3' or '-', got '" + std::string(f) +
+                  "'");
     ep = make_square(f[0] - 'a', f[1] - '1');
     Color us = pos.side_;
     int expected_rank = us == kWhite ? 5 : 2;
@@ -263,10 +269,11 @@ Result<Position> Position::from_fen(std::string_view fen) {
     return fail("FEN halfmove clock must be a non-negative integer, got '" +
                 std::string(fields[4]) + "'");
   if (fields.size() == 6 && (!parse_counter(fields[5], fullmove) || fullmove < 1)) {
-    if (fields[5] == "0") fullmove = 1;  // common in the wild; treated as move 1
+    if (fields[5] == "0")
+      fullmove = 1;  // common in the wild; treated as move 1
     else
-      return fail("FEN fullmove number must be a positive integer, got '" +
-                  std::string(fields[5]) + "'");
+      return fail("FEN fullmove number must be a positive integer, got '" + std::string(fields[5]) +
+                  "'");
   }
   pos.st().halfmove_clock = halfmove;
   pos.game_ply_ = 2 * (fullmove - 1) + (pos.side_ == kBlack);
@@ -335,8 +342,8 @@ void Position::make_move(Move m) {
     const Piece rook = board_[rook_from];
     move_piece(from, to);
     move_piece(rook_from, rook_to);
-    s.key ^= kZobrist.psq[piece][from] ^ kZobrist.psq[piece][to] ^
-             kZobrist.psq[rook][rook_from] ^ kZobrist.psq[rook][rook_to];
+    s.key ^= kZobrist.psq[piece][from] ^ kZobrist.psq[piece][to] ^ kZobrist.psq[rook][rook_from] ^
+             kZobrist.psq[rook][rook_to];
   } else {
     Square cap_sq = to;
     if (m.kind() == MoveKind::kEnPassant) cap_sq = Square(us == kWhite ? to - 8 : to + 8);
@@ -385,7 +392,8 @@ void Position::unmake_move() {
   if (m.kind() == MoveKind::kCastling) {
     const bool king_side = to > from;
     move_piece(to, from);
-    move_piece(relative_square(us, king_side ? kF1 : kD1), relative_square(us, king_side ? kH1 : kA1));
+    move_piece(relative_square(us, king_side ? kF1 : kD1),
+               relative_square(us, king_side ? kH1 : kA1));
     return;
   }
   if (m.kind() == MoveKind::kPromotion) {

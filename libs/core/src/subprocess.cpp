@@ -21,7 +21,8 @@ namespace chessrl {
 std::optional<std::string> find_program(const std::string& name) {
   auto executable = [](const std::string& path) {
     struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
   };
   if (name.find('/') != std::string::npos) {
     if (executable(name)) return name;

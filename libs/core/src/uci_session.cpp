@@ -2,7 +2,8 @@
 
 namespace chessrl {
 
-Result<UciSession> UciSession::start(const std::string& program, std::chrono::milliseconds timeout) {
+Result<UciSession> UciSession::start(const std::string& program,
+                                     std::chrono::milliseconds timeout) {
   auto proc = Subprocess::start({program});
   if (!proc) return fail(proc.error());
   UciSession session(std::move(proc).value());

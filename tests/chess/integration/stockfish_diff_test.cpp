@@ -44,9 +44,9 @@ std::map<std::string, std::uint64_t> stockfish_divide(UciSession& sf, const std:
   sf.send("position fen " + fen);
   EXPECT_TRUE(sf.sync()) << "stockfish stopped answering after position fen " << fen;
   sf.send("go perft " + std::to_string(kDepth));
-  auto lines = sf.read_until(
-      [](const std::string& l) { return l.rfind("Nodes searched:", 0) == 0; },
-      std::chrono::seconds(60));
+  auto lines =
+      sf.read_until([](const std::string& l) { return l.rfind("Nodes searched:", 0) == 0; },
+                    std::chrono::seconds(60));
   std::map<std::string, std::uint64_t> result;
   if (!lines) {
     ADD_FAILURE() << "stockfish gave no perft result for " << fen;

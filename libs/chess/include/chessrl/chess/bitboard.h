@@ -44,20 +44,36 @@ inline Square pop_lsb(Bitboard& b) {
 }
 inline bool more_than_one(Bitboard b) { return b & (b - 1); }
 
-enum Direction : int { kNorth = 8, kSouth = -8, kEast = 1, kWest = -1,
-                       kNorthEast = 9, kNorthWest = 7, kSouthEast = -7, kSouthWest = -9 };
+enum Direction : int {
+  kNorth = 8,
+  kSouth = -8,
+  kEast = 1,
+  kWest = -1,
+  kNorthEast = 9,
+  kNorthWest = 7,
+  kSouthEast = -7,
+  kSouthWest = -9
+};
 
 // Moves every bit one step in direction D, dropping bits that leave the board.
 template <Direction D>
 constexpr Bitboard shift(Bitboard b) {
-  if constexpr (D == kNorth) return b << 8;
-  else if constexpr (D == kSouth) return b >> 8;
-  else if constexpr (D == kEast) return (b & ~kFileH) << 1;
-  else if constexpr (D == kWest) return (b & ~kFileA) >> 1;
-  else if constexpr (D == kNorthEast) return (b & ~kFileH) << 9;
-  else if constexpr (D == kNorthWest) return (b & ~kFileA) << 7;
-  else if constexpr (D == kSouthEast) return (b & ~kFileH) >> 7;
-  else return (b & ~kFileA) >> 9;
+  if constexpr (D == kNorth)
+    return b << 8;
+  else if constexpr (D == kSouth)
+    return b >> 8;
+  else if constexpr (D == kEast)
+    return (b & ~kFileH) << 1;
+  else if constexpr (D == kWest)
+    return (b & ~kFileA) >> 1;
+  else if constexpr (D == kNorthEast)
+    return (b & ~kFileH) << 9;
+  else if constexpr (D == kNorthWest)
+    return (b & ~kFileA) << 7;
+  else if constexpr (D == kSouthEast)
+    return (b & ~kFileH) >> 7;
+  else
+    return (b & ~kFileA) >> 9;
 }
 
 constexpr Direction pawn_push(Color c) { return c == kWhite ? kNorth : kSouth; }
@@ -116,12 +132,19 @@ inline Bitboard queen_attacks(Square s, Bitboard occupied) {
 // Attacks of a non-pawn piece type from s.
 inline Bitboard attacks(PieceType pt, Square s, Bitboard occupied) {
   switch (pt) {
-    case kKnight: return knight_attacks(s);
-    case kBishop: return bishop_attacks(s, occupied);
-    case kRook: return rook_attacks(s, occupied);
-    case kQueen: return queen_attacks(s, occupied);
-    case kKing: return king_attacks(s);
-    default: assert(false); return 0;
+    case kKnight:
+      return knight_attacks(s);
+    case kBishop:
+      return bishop_attacks(s, occupied);
+    case kRook:
+      return rook_attacks(s, occupied);
+    case kQueen:
+      return queen_attacks(s, occupied);
+    case kKing:
+      return king_attacks(s);
+    default:
+      assert(false);
+      return 0;
   }
 }
 inline Bitboard between(Square a, Square b) { return detail::tables.between[a][b]; }

@@ -20,11 +20,11 @@ inline constexpr std::string_view kStartFen =
 // What make_move must remember to unmake a move, and the key for repetitions.
 struct StateInfo {
   Key key = 0;
-  Move move;                 // the move that led to this state (none at the root)
-  Piece captured = kNoPiece; // the piece that move captured
+  Move move;                  // the move that led to this state (none at the root)
+  Piece captured = kNoPiece;  // the piece that move captured
   std::uint8_t castling = kNoCastling;
   Square ep_square = kNoSquare;
-  int halfmove_clock = 0;    // plies since the last capture or pawn move
+  int halfmove_clock = 0;  // plies since the last capture or pawn move
 };
 
 class Position {

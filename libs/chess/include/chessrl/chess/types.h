@@ -15,6 +15,7 @@ constexpr Color operator~(Color c) { return Color(c ^ 1); }
 enum PieceType : std::uint8_t { kPawn, kKnight, kBishop, kRook, kQueen, kKing, kNoPieceType };
 
 // Piece = colour * 8 + type; kNoPiece marks an empty square.
+// clang-format off
 enum Piece : std::uint8_t {
   kWhitePawn = 0, kWhiteKnight, kWhiteBishop, kWhiteRook, kWhiteQueen, kWhiteKing,
   kBlackPawn = 8, kBlackKnight, kBlackBishop, kBlackRook, kBlackQueen, kBlackKing,
@@ -36,6 +37,7 @@ enum Square : std::uint8_t {
   kA8, kB8, kC8, kD8, kE8, kF8, kG8, kH8,
   kNoSquare = 64
 };
+// clang-format on
 constexpr int file_of(Square s) { return s & 7; }
 constexpr int rank_of(Square s) { return s >> 3; }
 constexpr Square make_square(int file, int rank) { return Square(rank * 8 + file); }
@@ -48,7 +50,10 @@ constexpr Bitboard square_bb(Square s) { return Bitboard{1} << s; }
 // Castling rights, one bit each.
 enum CastlingRights : std::uint8_t {
   kNoCastling = 0,
-  kWhiteOO = 1, kWhiteOOO = 2, kBlackOO = 4, kBlackOOO = 8,
+  kWhiteOO = 1,
+  kWhiteOOO = 2,
+  kBlackOO = 4,
+  kBlackOOO = 8,
   kAllCastling = 15
 };
 
@@ -62,8 +67,8 @@ class Move {
   constexpr Move() = default;
   constexpr Move(Square from, Square to, MoveKind kind = MoveKind::kNormal,
                  PieceType promotion = kKnight)
-      : data_(std::uint16_t(from | (to << 6) | ((promotion - kKnight) << 12) |
-                            (int(kind) << 14))) {}
+      : data_(std::uint16_t(from | (to << 6) | ((promotion - kKnight) << 12) | (int(kind) << 14))) {
+  }
   static constexpr Move none() { return Move(); }
 
   constexpr Square from() const { return Square(data_ & 63); }

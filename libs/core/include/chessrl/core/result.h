@@ -20,21 +20,33 @@ inline Failure fail(std::string message) { return Failure{std::move(message)}; }
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
   Result(Failure failure) : v_(std::move(failure)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
   // Preconditions: ok() for value(), !ok() for error().
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(v_));
+  }
   const T& operator*() const& { return value(); }
   T& operator*() & { return value(); }
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
-  const std::string& error() const { assert(!ok()); return std::get<1>(v_).message; }
+  const std::string& error() const {
+    assert(!ok());
+    return std::get<1>(v_).message;
+  }
 
   // The value, or throws chessrl::Error with the message (for tools and tests).
   T value_or_throw() &&;
