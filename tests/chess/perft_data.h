@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ struct PerftCase {
   const char* fen;
   std::vector<std::uint64_t> nodes;  // nodes[d - 1] = perft at depth d
 };
+
+// Lets GoogleTest (and so ctest's test names) show the case by name.
+inline void PrintTo(const PerftCase& c, std::ostream* os) { *os << c.name; }
 
 inline const std::vector<PerftCase>& perft_cases() {
   static const std::vector<PerftCase> cases = {
