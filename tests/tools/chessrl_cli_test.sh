@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Black-box tests of the chessrl command line: output formats and errors.
+# Usage: chessrl_cli_test.sh <path to chessrl>
+set -u
+bin=$1
+failures=0
+check() {  # check <description> <condition command...>
+  local what=$1; shift
+  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
+}
+
+out=$("$bin" perft --depth 3 2>/dev/null); rc=$?
+check "perft --depth 3 exits 0" test $rc -eq 0
+check "perft --depth 3 ends with 'total 8902'" test "$(tail -n1 <<<"$out")" = "total 8902"
+
+out=$("$bin" perft --depth 2 --divide 2>/dev/null)
+check "divide lists 20 moves" test "$(grep -c -E '^[a-h][1-8][a-h][1-8][nbrq]?: [0-9]+$' <<<"$out")" -eq 20
+check "divide has e2e4: 20" grep -qx 'e2e4: 20' <<<"$out"
+check "divide ends with 'total 400'" test "$(tail -n1 <<<"$out")" = "total 400"
+
+out=$("$bin" perft --fen "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1" --depth 4 2>/dev/null)
+check "perft --fen pos3 depth 4 is 43238" test "$(tail -n1 <<<"$out")" = "total 43238"
+
+err=$("$bin" perft --fen "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP w KQkq - 0 1" --depth 1 2>&1); rc=$?
+check "bad FEN exits non-zero" test $rc -ne 0
+check "bad FEN error names the problem" grep -q "ranks, expected 8" <<<"$err"
+
+err=$("$bin" perft --depth 99 2>&1); rc=$?
+check "depth out of range is refused" test $rc -ne 0
+check "depth error names the option" grep -q -- "--depth" <<<"$err"
+
+err=$("$bin" perft --bench --repeat 1 --stockfish chessrl-no-such-engine 2>&1); rc=$?
+check "bench without stockfish still runs" test $rc -eq 0
+check "bench says why it has no comparison" grep -q "no comparison: program 'chessrl-no-such-engine' not found" <<<"$err"
+check "bench prints a total row" grep -q "^total " <<<"$err"
+
+"$bin" --help >/dev/null 2>&1
+check "--help exits 0" test $? -eq 0
+
+echo "$((13 - failures)) passed, $failures failed"
+[ $failures -eq 0 ]
