@@ -24,7 +24,7 @@ if(CHESSRL_ARCH)
 endif()
 
 if(CHESSRL_SANITIZE)
-  target_compile_options(chessrl_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_compile_options(chessrl_options INTERFACE -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(chessrl_options INTERFACE -fsanitize=address,undefined)
 endif()
 
