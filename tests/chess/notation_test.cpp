@@ -6,12 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "chess_test_util.h"
 #include "chessrl/chess/movegen.h"
 
 namespace chessrl::chess {
 namespace {
 
-Position from_fen(const std::string& fen) { return Position::from_fen(fen).value_or_throw(); }
+using testing::from_fen;
 
 // SAN of the legal move written `uci` in `fen`.
 std::string san(const std::string& fen, const std::string& uci) {

@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "chess_test_util.h"
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/rules.h"
@@ -12,17 +13,7 @@
 namespace chessrl::chess {
 namespace {
 
-std::vector<Move> uci_moves(std::string start_fen, const std::string& line) {
-  Position pos = start_fen.empty() ? Position() : Position::from_fen(start_fen).value_or_throw();
-  std::vector<Move> moves;
-  std::istringstream in(line);
-  for (std::string text; in >> text;) {
-    Move m = parse_uci(pos, text).value_or_throw();
-    moves.push_back(m);
-    pos.make_move(m);
-  }
-  return moves;
-}
+using testing::uci_moves;
 
 TEST(Pgn, ScholarsMate) {
   PgnGame game;

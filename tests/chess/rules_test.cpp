@@ -10,30 +10,15 @@
 #include <string>
 #include <string_view>
 
+#include "chess_test_util.h"
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 
 namespace chessrl::chess {
 namespace {
 
-Position from_fen(std::string_view fen) { return Position::from_fen(fen).value_or_throw(); }
-
-// Plays space-separated UCI moves, each matched against the legal moves.
-// Returns false (and reports the move) at the first one that is not legal.
-bool play(Position& pos, std::string_view moves) {
-  std::istringstream in{std::string(moves)};
-  for (std::string uci; in >> uci;) {
-    Move found = Move::none();
-    for (Move m : legal_moves(pos))
-      if (to_uci(m) == uci) found = m;
-    if (found.is_none()) {
-      ADD_FAILURE() << uci << " is not legal in " << pos.fen();
-      return false;
-    }
-    pos.make_move(found);
-  }
-  return true;
-}
+using testing::from_fen;
+using testing::play;
 
 GameResult result_of(std::string_view fen) { return game_result(from_fen(fen)); }
 

@@ -51,10 +51,12 @@ struct Prng {
 // otherwise searches a magic that maps every occupancy subset without a clash.
 void init_slider(const std::array<int, 4>& dirs, detail::SliderTable* table, Bitboard* storage) {
   std::vector<Bitboard> occupancy(4096), reference(4096);
-  std::vector<int> epoch(4096, 0);
+#if !defined(__BMI2__)
+  std::vector<int> epoch(4096, 0);  // which magic attempt last wrote each slot
   Prng prng{0x9E3779B97F4A7C15ULL};
-  Bitboard* next_storage = storage;
   int attempt = 0;
+#endif
+  Bitboard* next_storage = storage;
 
   for (int si = 0; si < 64; ++si) {
     Square s = Square(si);
@@ -98,8 +100,6 @@ void init_slider(const std::array<int, 4>& dirs, detail::SliderTable* table, Bit
     }
 #endif
   }
-  (void)prng;
-  (void)attempt;
 }
 
 Bitboard rook_storage[0x19000];
