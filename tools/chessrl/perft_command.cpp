@@ -1,5 +1,7 @@
 // chessrl perft: move-generation counts, divide, and the benchmark against
 // stockfish's `go perft` on the same positions in the same run.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -162,14 +164,27 @@ void add_perft_command(CLI::App& app) {
     Position pos = std::move(parsed).value();
     auto start = Clock::now();
     std::uint64_t total = 0;
-    if (opts->divide && opts->depth >= 1) {
-      for (const auto& [move, nodes] : chess::perft_divide(pos, opts->depth)) {
-        std::printf("%s: %llu\n", chess::to_uci(move).c_str(), (unsigned long long)nodes);
-        total += nodes;
-      }
-      std::printf("\n");
+    if (opts->depth == 0) {
+      total = 1;
     } else {
-      total = chess::perft(pos, opts->depth);
+      // Streams --divide lines as they are counted and, on a terminal, shows
+      // how many root moves are done: deep counts take minutes.
+      const int root_moves = chess::count_legal(pos);
+      const bool progress = ::isatty(STDERR_FILENO);
+      int done = 0;
+      chess::perft_divide(pos, opts->depth, [&](const chess::PerftDivide& d) {
+        total += d.nodes;
+        ++done;
+        if (opts->divide) {
+          std::printf("%s: %llu\n", chess::to_uci(d.move).c_str(), (unsigned long long)d.nodes);
+          std::fflush(stdout);
+        }
+        if (progress)
+          std::fprintf(stderr, "\r\033[Kperft: %d/%d root moves, %llu nodes, %.1f s", done,
+                       root_moves, (unsigned long long)total, seconds_since(start));
+      });
+      if (progress) std::fprintf(stderr, "\r\033[K");
+      if (opts->divide) std::printf("\n");
     }
     double secs = seconds_since(start);
     std::fprintf(stderr, "perft depth %d: %.3f s, %.0f nodes/s\n", opts->depth, secs,

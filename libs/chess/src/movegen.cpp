@@ -238,12 +238,14 @@ std::uint64_t perft(Position& pos, int depth) {
   return perft_recursive(pos, depth);
 }
 
-std::vector<PerftDivide> perft_divide(Position& pos, int depth) {
+std::vector<PerftDivide> perft_divide(Position& pos, int depth,
+                                      const std::function<void(const PerftDivide&)>& on_move) {
   std::vector<PerftDivide> result;
   for (Move m : legal_moves(pos)) {
     pos.make_move(m);
     result.push_back({m, perft(pos, depth - 1)});
     pos.unmake_move();
+    if (on_move) on_move(result.back());
   }
   return result;
 }

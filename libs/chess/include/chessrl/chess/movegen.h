@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "chessrl/chess/position.h"
@@ -44,7 +45,10 @@ struct PerftDivide {
   Move move;
   std::uint64_t nodes;
 };
-// perft of each legal move at depth - 1, in generation order. Precondition: depth >= 1.
-std::vector<PerftDivide> perft_divide(Position& pos, int depth);
+// perft of each legal move at depth - 1, in generation order; `on_move`, when
+// given, is called as each move's count is known (for streaming output and
+// progress). Precondition: depth >= 1.
+std::vector<PerftDivide> perft_divide(Position& pos, int depth,
+                                      const std::function<void(const PerftDivide&)>& on_move = {});
 
 }  // namespace chessrl::chess
