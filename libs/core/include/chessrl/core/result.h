@@ -8,6 +8,8 @@
 #include <utility>
 #include <variant>
 
+#include "chessrl/core/error.h"
+
 namespace chessrl {
 
 // The error side of a Result: a human-readable message naming what is wrong.
@@ -49,18 +51,13 @@ class [[nodiscard]] Result {
   }
 
   // The value, or throws chessrl::Error with the message (for tools and tests).
-  T value_or_throw() &&;
+  T value_or_throw() && {
+    if (!ok()) throw Error(error());
+    return std::get<0>(std::move(v_));
+  }
 
  private:
   std::variant<T, Failure> v_;
 };
 
 }  // namespace chessrl
-
-#include "chessrl/core/error.h"
-
-template <class T>
-T chessrl::Result<T>::value_or_throw() && {
-  if (!ok()) throw Error(error());
-  return std::get<0>(std::move(v_));
-}
