@@ -1,7 +1,9 @@
 // Subprocess: a child program with pipes to its stdin and stdout, for talking
 // to line-based engines (UCI). Owns the child: the destructor closes its stdin
 // and reaps it (killing it if it does not exit within a second). Not
-// thread-safe; use from one thread.
+// thread-safe; use from one thread. Starting one sets SIGPIPE to ignored for
+// the whole process, so writing to a child that has exited fails instead of
+// killing the caller.
 #pragma once
 
 #include <chrono>
