@@ -40,11 +40,29 @@ TEST(Subprocess, MissingProgramIsAClearError) {
   EXPECT_FALSE(find_program("chessrl-no-such-program").has_value());
 }
 
-TEST(UciSession, ProgramThatIsNotAnEngineFailsHandshake) {
-  // `true` exits at once without ever saying uciok.
+TEST(UciSession, ProgramThatExitsIsNotAnEngine) {
+  // `true` exits at once: depending on timing the write of "uci" fails or the
+  // reply never comes; either way the error says why.
   auto session = UciSession::start("true", 2s);
   ASSERT_FALSE(session.ok());
-  EXPECT_NE(session.error().find("uciok"), std::string::npos) << session.error();
+  EXPECT_NE(session.error().find("'true' is not a UCI engine"), std::string::npos)
+      << session.error();
+}
+
+TEST(UciSession, ProgramThatNeverSaysUciokFailsHandshake) {
+  // `cat` echoes "uci" back and never says "uciok".
+  auto session = UciSession::start("cat", 300ms);
+  ASSERT_FALSE(session.ok());
+  EXPECT_NE(session.error().find("did not answer 'uci' with 'uciok'"), std::string::npos)
+      << session.error();
+}
+
+TEST(UciSession, HandshakeWithStockfishNamesTheEngine) {
+  auto session = UciSession::start("stockfish");
+  ASSERT_TRUE(session.ok()) << "stockfish is a project dependency (deps/apt.txt): "
+                            << session.error();
+  EXPECT_EQ(session->name().rfind("Stockfish", 0), 0u) << session->name();
+  EXPECT_TRUE(session->sync());
 }
 
 }  // namespace

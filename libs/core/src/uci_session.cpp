@@ -7,12 +7,14 @@ Result<UciSession> UciSession::start(const std::string& program,
   auto proc = Subprocess::start({program});
   if (!proc) return fail(proc.error());
   UciSession session(std::move(proc).value());
-  if (!session.send("uci")) return fail("'" + program + "' closed its input before 'uci'");
+  const std::string not_engine = "'" + program + "' is not a UCI engine: ";
+  if (!session.send("uci")) return fail(not_engine + "it exited before 'uci' was sent");
   auto lines = session.read_until([](const std::string& l) { return l == "uciok"; }, timeout);
-  if (!lines) return fail("'" + program + "' did not answer 'uci' with 'uciok'");
+  if (!lines) return fail(not_engine + "it did not answer 'uci' with 'uciok'");
   for (const auto& l : *lines)
     if (l.rfind("id name ", 0) == 0) session.name_ = l.substr(8);
-  if (!session.sync(timeout)) return fail("'" + program + "' did not answer 'isready'");
+  if (!session.sync(timeout))
+    return fail(not_engine + "it did not answer 'isready' with 'readyok'");
   return session;
 }
 
