@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "chess_test_util.h"
 #include "chessrl/chess/movegen.h"
+#include "chessrl/chess/rules.h"
 
 namespace chessrl::chess {
 namespace {
@@ -37,7 +39,7 @@ const std::vector<std::string> kRoundTripFens = {
     "rnbqkbnr/1pp1pppp/p7/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",
 };
 
-TEST(Square, NamesAndParsing) {
+TEST(NotationSquare, NamesAndParsing) {
   EXPECT_EQ(square_name(kA1), "a1");
   EXPECT_EQ(square_name(kH8), "h8");
   EXPECT_EQ(parse_square("e4").value(), kE4);
@@ -70,19 +72,22 @@ TEST(Uci, ErrorsNameTheProblem) {
   Position start;
   struct Case {
     const char* text;
-    const char* keyword;
+    std::string keyword;
   } cases[] = {
       {"", "4 or 5 characters"},
       {"e2e", "4 or 5 characters"},
       {"e2e4qq", "4 or 5 characters"},
-      {"e2e9", "squares must be"},
+      {"e2e9", "malformed UCI move 'e2e9': squares must be"},
       {"E2E4", "squares must be"},
-      {"e2e4k", "promotion piece"},
-      {"0000", "squares must be"},
+      {"e2e4k", "promotion piece must be one of n, b, r, q"},
+      {"e2e4Q", "promotion piece must be one of n, b, r, q"},
+      {"0000", "malformed UCI move '0000': the null move"},
       {"e3e4", "no piece of the side to move on e3"},
       {"e7e5", "no piece of the side to move on e7"},
-      {"e2e5", "illegal UCI move 'e2e5' in position rnbqkbnr"},
-      {"e1g1", "illegal UCI move"},
+      {"e2e5", "illegal move 'e2e5' in position " + std::string(kStartFen)},
+      {"e1g1", "illegal move 'e1g1' in position"},
+      {"e2e4q", "illegal move 'e2e4q': e2e4 is not a promotion"},
+      {"g1e2q", "illegal move 'g1e2q' in position"},
   };
   for (const auto& c : cases) {
     auto r = parse_uci(start, c.text);
@@ -92,8 +97,7 @@ TEST(Uci, ErrorsNameTheProblem) {
   Position promo = from_fen("8/P1k5/K7/8/8/8/8/8 w - - 0 1");
   auto r = parse_uci(promo, "a7a8");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().find("needs a promotion piece"), std::string::npos) << r.error();
-  EXPECT_FALSE(parse_uci(start, "e2e4q").ok()) << "a promotion letter on a non-promotion";
+  EXPECT_NE(r.error().find("move a7a8 needs a promotion piece"), std::string::npos) << r.error();
 }
 
 TEST(Uci, RoundTripsEveryLegalMove) {
@@ -150,6 +154,32 @@ TEST(San, Disambiguation) {
   EXPECT_EQ(san("4k3/4r3/8/8/8/2N5/4N3/4K3 w - - 0 1", "c3d5"), "Nd5");
 }
 
+TEST(San, DoubleDisambiguation) {
+  // Queens on h4, h1 and e4 all reach e1: h4 shares its file with h1 and its rank
+  // with e4, so only the full square names it.
+  const char* fen = "2k5/8/K7/8/4Q2Q/8/8/7Q w - - 0 1";
+  EXPECT_EQ(san(fen, "h4e1"), "Qh4e1");
+  EXPECT_EQ(san(fen, "h1e1"), "Q1e1");
+  EXPECT_EQ(san(fen, "e4e1"), "Qee1");
+  Position pos = from_fen(fen);
+  EXPECT_EQ(parse_san(pos, "Qh4e1").value(), Move(kH4, kE1));
+  EXPECT_EQ(parse_san(pos, "Q1e1").value(), Move(kH1, kE1));
+  EXPECT_EQ(parse_san(pos, "Qee1").value(), Move(kE4, kE1));
+  // A file or rank alone that two queens share stays ambiguous.
+  for (const char* text : {"Qe1", "Qhe1", "Q4e1"}) {
+    auto r = parse_san(pos, text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.error().find("ambiguous SAN '" + std::string(text) + "': matches "),
+              std::string::npos)
+        << r.error();
+  }
+  auto r = parse_san(pos, "Qhe1");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("Qh4e1"), std::string::npos) << r.error();
+  EXPECT_NE(r.error().find("Q1e1"), std::string::npos) << r.error();
+  EXPECT_EQ(r.error().find("Qee1"), std::string::npos) << r.error();
+}
+
 TEST(San, ChecksAndMates) {
   EXPECT_EQ(san("rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2", "d8h4"), "Qh4#");
   EXPECT_EQ(san("4k3/8/8/8/8/8/8/4K2R w K - 0 1", "h1h8"), "Rh8+");
@@ -180,6 +210,41 @@ TEST(San, AcceptsCommonVariants) {
   Position promo = from_fen("8/P1k5/K7/8/8/8/8/8 w - - 0 1");
   EXPECT_EQ(parse_san(promo, "a8Q").value(), Move(kA7, kA8, MoveKind::kPromotion, kQueen));
   EXPECT_EQ(parse_san(promo, "a8=N+").value(), Move(kA7, kA8, MoveKind::kPromotion, kKnight));
+}
+
+TEST(San, ParsesSpecialMovesBothWays) {
+  Position ep = from_fen("rnbqkbnr/1pp1pppp/p7/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3");
+  EXPECT_EQ(parse_san(ep, "exd6").value(), Move(kE5, kD6, MoveKind::kEnPassant));
+  EXPECT_EQ(parse_san(ep, "ed6").value(), Move(kE5, kD6, MoveKind::kEnPassant));
+  Position rooks = from_fen("4k3/8/8/R7/8/8/8/R3K3 w - - 0 1");
+  EXPECT_EQ(parse_san(rooks, "R1a3").value(), Move(kA1, kA3));
+  EXPECT_EQ(parse_san(rooks, "R5a3").value(), Move(kA5, kA3));
+  EXPECT_EQ(parse_san(rooks, "Ra1a3").value(), Move(kA1, kA3));
+  EXPECT_FALSE(parse_san(rooks, "Raa3").ok()) << "both rooks are on the a-file";
+  Position black = from_fen("r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1");
+  EXPECT_EQ(parse_san(black, "O-O").value(), Move(kE8, kG8, MoveKind::kCastling));
+  EXPECT_EQ(parse_san(black, "O-O-O").value(), Move(kE8, kC8, MoveKind::kCastling));
+  EXPECT_EQ(parse_san(black, "0-0-0").value(), Move(kE8, kC8, MoveKind::kCastling));
+  EXPECT_FALSE(parse_san(black, "Kg8").ok()) << "castling is written O-O, not as a king move";
+  Position promo = from_fen("1n2k3/P7/8/8/8/8/8/4K3 w - - 0 1");
+  EXPECT_EQ(san("1n2k3/P7/8/8/8/8/8/4K3 w - - 0 1", "a7b8q"), "axb8=Q+");
+  EXPECT_EQ(parse_san(promo, "axb8=Q+").value(), Move(kA7, kB8, MoveKind::kPromotion, kQueen));
+  EXPECT_EQ(parse_san(promo, "axb8N").value(), Move(kA7, kB8, MoveKind::kPromotion, kKnight));
+  EXPECT_EQ(parse_san(promo, "a8=R").value(), Move(kA7, kA8, MoveKind::kPromotion, kRook));
+}
+
+TEST(San, SuffixesAndAnnotations) {
+  Position start;
+  for (const char* text :
+       {"e4", "e4+", "e4#", "e4!", "e4?", "e4!!", "e4??", "e4!?", "e4?!", "e4+!", "e4#??"}) {
+    auto r = parse_san(start, text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.error();
+    EXPECT_EQ(*r, Move(kE2, kE4)) << text;
+  }
+  for (const char* text : {"e4++", "e4!!!", "e4!+", "e4 ", " e4", "e4?!?", "+e4"}) {
+    auto r = parse_san(start, text);
+    EXPECT_FALSE(r.ok()) << text;
+  }
 }
 
 TEST(San, ErrorsNameTheProblem) {
@@ -258,6 +323,66 @@ TEST(NotationFuzz, GarbageNeverCrashes) {
     }
   }
   EXPECT_GT(accepted, 100) << "the mutations should hit some valid moves";
+}
+
+TEST(NotationFuzz, LongAndBinaryInputsAreErrors) {
+  Position start;
+  const std::string inputs[] = {
+      std::string(100000, 'e'), "Nf3" + std::string(1000, '!'), std::string("e2\0e4", 5),
+      std::string("e4\0", 3),   std::string("\0\0\0\0", 4),     std::string("\xff\xfe\x80\x01", 4),
+      std::string(5, '\0'),
+  };
+  for (const std::string& text : inputs) {
+    auto uci = parse_uci(start, text);
+    auto san_move = parse_san(start, text);
+    auto sq = parse_square(text);
+    ASSERT_FALSE(uci.ok());
+    ASSERT_FALSE(san_move.ok());
+    ASSERT_FALSE(sq.ok());
+    // Messages quote a bounded, printable excerpt of the input.
+    for (const std::string* message : {&uci.error(), &san_move.error(), &sq.error()}) {
+      EXPECT_LT(message->size(), 200u) << *message;
+      for (char c : *message) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << *message;
+    }
+  }
+}
+
+// Along seeded random games: every legal move's SAN is unique in its position,
+// parses back to the move, and ends in '#' exactly when the move mates; every
+// UCI string parses back too.
+TEST(San, RoundTripsAlongRandomGames) {
+  std::mt19937 rng(2024);
+  int checked = 0, mates = 0, promotions = 0;
+  for (int game = 0; game < 40; ++game) {
+    Position pos;
+    for (int ply = 0; ply < 300; ++ply) {
+      const MoveList moves = legal_moves(pos);
+      if (moves.empty()) break;
+      std::set<std::string> seen;
+      for (Move m : moves) {
+        const std::string text = to_san(pos, m);
+        EXPECT_TRUE(seen.insert(text).second) << pos.fen() << ": " << text << " twice";
+        auto parsed = parse_san(pos, text);
+        ASSERT_TRUE(parsed.ok()) << pos.fen() << " " << text << ": " << parsed.error();
+        EXPECT_EQ(*parsed, m) << pos.fen() << " " << text;
+        auto uci = parse_uci(pos, to_uci(m));
+        ASSERT_TRUE(uci.ok()) << pos.fen() << " " << to_uci(m) << ": " << uci.error();
+        EXPECT_EQ(*uci, m);
+        Position after = pos;
+        after.make_move(m);
+        const bool mate = game_result(after).reason == Termination::kCheckmate;
+        EXPECT_EQ(text.back() == '#', mate) << pos.fen() << " " << text;
+        EXPECT_EQ(text.back() == '+', after.in_check() && !mate) << pos.fen() << " " << text;
+        mates += mate;
+        promotions += m.kind() == MoveKind::kPromotion;
+        ++checked;
+      }
+      pos.make_move(moves[std::uniform_int_distribution<int>(0, moves.size() - 1)(rng)]);
+    }
+  }
+  EXPECT_GT(checked, 100000);
+  EXPECT_GT(mates, 0);
+  EXPECT_GT(promotions, 0);
 }
 
 }  // namespace

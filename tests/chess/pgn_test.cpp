@@ -49,6 +49,30 @@ TEST(Pgn, GameFromFenWithBlackToMove) {
             std::string::npos)
       << *pgn;
   EXPECT_NE(pgn->find("\n\n12... O-O-O 13. O-O Rh1+ *\n"), std::string::npos) << *pgn;
+
+  // The whole text, with extra tags after SetUp/FEN and a four-field FEN completed.
+  PgnGame endgame;
+  endgame.start_fen = "6k1/5ppp/8/8/8/8/8/R5K1 b - -";
+  endgame.event = "mate in one";
+  endgame.result = "1-0";
+  endgame.tags = {{"PlyCount", "2"}, {"Annotator", "chess-rl"}};
+  endgame.moves = uci_moves(endgame.start_fen, "g8h8 a1a8");
+  pgn = write_pgn(endgame);
+  ASSERT_TRUE(pgn.ok()) << pgn.error();
+  EXPECT_EQ(*pgn,
+            "[Event \"mate in one\"]\n"
+            "[Site \"?\"]\n"
+            "[Date \"????.??.??\"]\n"
+            "[Round \"?\"]\n"
+            "[White \"?\"]\n"
+            "[Black \"?\"]\n"
+            "[Result \"1-0\"]\n"
+            "[SetUp \"1\"]\n"
+            "[FEN \"6k1/5ppp/8/8/8/8/8/R5K1 b - - 0 1\"]\n"
+            "[PlyCount \"2\"]\n"
+            "[Annotator \"chess-rl\"]\n"
+            "\n"
+            "1... Kh8 2. Ra8# 1-0\n");
 }
 
 TEST(Pgn, LongGameWrapsAt80Columns) {
@@ -106,13 +130,38 @@ TEST(Pgn, ErrorsNameTheProblem) {
   illegal.moves = {Move(kE2, kE4), Move(kE2, kE4)};
   r = write_pgn(illegal);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().find("move 2 (e2e4) is not legal"), std::string::npos) << r.error();
+  EXPECT_NE(r.error().find("ply 2: move e2e4 is not legal in position"), std::string::npos)
+      << r.error();
+
+  PgnGame null_move;
+  null_move.moves = {Move::none()};
+  r = write_pgn(null_move);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("ply 1: move 0000 is not legal"), std::string::npos) << r.error();
+
+  PgnGame late;
+  late.start_fen = "4k3/8/8/8/8/8/8/4K3 b - - 0 40";
+  late.moves = {Move(kE8, kD8), Move(kE1, kE2), Move(kD8, kD1)};
+  r = write_pgn(late);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("ply 3: move d8d1 is not legal in position 3k4/8/8/8/8/8/4K3/8 b"),
+            std::string::npos)
+      << r.error();
 
   PgnGame bad_tag;
   bad_tag.tags = {{"Bad Tag", "x"}};
   r = write_pgn(bad_tag);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().find("'Bad Tag'"), std::string::npos) << r.error();
+
+  for (const char* fixed : {"Result", "FEN", "Event"}) {
+    PgnGame repeated;
+    repeated.tags = {{"Annotator", "x"}, {fixed, "y"}};
+    r = write_pgn(repeated);
+    ASSERT_FALSE(r.ok()) << fixed;
+    EXPECT_NE(r.error().find("PGN tag '" + std::string(fixed) + "'"), std::string::npos)
+        << r.error();
+  }
 }
 
 }  // namespace

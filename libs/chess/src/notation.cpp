@@ -58,39 +58,41 @@ std::string to_uci(Move m) {
 }
 
 Result<Move> parse_uci(const Position& pos, std::string_view text) {
+  auto malformed = [&](const char* why) {
+    return fail("malformed UCI move " + quoted(text) + ": " + why);
+  };
   if (text.size() < 4 || text.size() > 5)
-    return fail("malformed UCI move " + quoted(text) +
-                ": expected 4 or 5 characters like e2e4 or e7e8q");
+    return malformed("expected 4 or 5 characters like e2e4 or e7e8q");
+  if (text == "0000") return malformed("the null move 0000 is not a move on the board");
   auto from = parse_square(text.substr(0, 2));
   auto to = parse_square(text.substr(2, 2));
-  if (!from || !to)
-    return fail("malformed UCI move " + quoted(text) + ": squares must be a-h followed by 1-8");
+  if (!from || !to) return malformed("squares must be a file a-h followed by a rank 1-8");
   PieceType promotion = kNoPieceType;
   if (text.size() == 5) {
-    auto idx = std::string_view("nbrq").find(text[4]);
+    const auto idx = std::string_view("nbrq").find(text[4]);
     if (idx == std::string_view::npos)
-      return fail("malformed UCI move " + quoted(text) +
-                  ": promotion piece must be one of n, b, r, q");
+      return malformed("the promotion piece must be one of n, b, r, q");
     promotion = PieceType(kKnight + idx);
   }
   const Piece piece = pos.piece_on(*from);
   if (piece == kNoPiece || color_of(piece) != pos.side_to_move())
-    return fail("illegal UCI move " + quoted(text) + ": no piece of the side to move on " +
+    return fail("illegal move " + quoted(text) + ": no piece of the side to move on " +
                 square_name(*from));
-  bool needs_promotion = false;
+  bool promotes = false, plain = false;
   for (Move m : legal_moves(pos)) {
     if (m.from() != *from || m.to() != *to) continue;
     if (m.kind() == MoveKind::kPromotion) {
       if (m.promotion() == promotion) return m;
-      needs_promotion = true;
-    } else if (promotion == kNoPieceType) {
-      return m;
+      promotes = true;
+    } else {
+      if (promotion == kNoPieceType) return m;
+      plain = true;
     }
   }
-  if (needs_promotion && promotion == kNoPieceType)
-    return fail("illegal UCI move " + quoted(text) +
-                ": a pawn reaching the last rank needs a promotion piece");
-  return fail("illegal UCI move " + quoted(text) + " in position " + pos.fen());
+  const std::string squares = square_name(*from) + square_name(*to);
+  if (promotes) return fail("move " + squares + " needs a promotion piece (one of n, b, r, q)");
+  if (plain) return fail("illegal move " + quoted(text) + ": " + squares + " is not a promotion");
+  return fail("illegal move " + quoted(text) + " in position " + pos.fen());
 }
 
 std::string to_san(const Position& pos, Move m) {
@@ -139,9 +141,15 @@ Result<Move> parse_san(const Position& pos, std::string_view text) {
   if (text.empty() || text.size() > 16)
     return malformed("expected a move like Nf3, exd5, O-O, e8=Q");
   std::string_view s = text;
-  // Check/mate marks and annotations ("!", "?!", ...) say nothing about the move.
-  while (!s.empty() && std::string_view("+#!?").find(s.back()) != std::string_view::npos)
-    s.remove_suffix(1);
+  // An annotation ("!", "?", "!!", "??", "!?", "?!") and then a check or mate mark
+  // may follow the move; neither is checked against it.
+  for (std::string_view note : {"!!", "??", "!?", "?!", "!", "?"}) {
+    if (s.ends_with(note)) {
+      s.remove_suffix(note.size());
+      break;
+    }
+  }
+  if (!s.empty() && (s.back() == '+' || s.back() == '#')) s.remove_suffix(1);
 
   const MoveList legal = legal_moves(pos);
   if (s == "O-O" || s == "0-0" || s == "O-O-O" || s == "0-0-0") {

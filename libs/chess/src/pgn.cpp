@@ -1,6 +1,7 @@
 #include "chessrl/chess/pgn.h"
 
 #include <cctype>
+#include <string_view>
 
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
@@ -11,6 +12,9 @@ namespace chessrl::chess {
 namespace {
 
 constexpr size_t kMaxLine = 80;
+// Tags write_pgn writes itself; an extra tag may not repeat them.
+constexpr std::string_view kFixedTags[] = {"Event", "Site",   "Date",  "Round", "White",
+                                           "Black", "Result", "SetUp", "FEN"};
 
 std::string tag_line(const std::string& name, const std::string& value) {
   std::string line = "[" + name + " \"";
@@ -75,6 +79,9 @@ Result<std::string> write_pgn(const PgnGame& game) {
   }
   for (const auto& [name, value] : game.tags) {
     if (!valid_tag_name(name)) return fail("PGN tag name '" + name + "' is not a PGN symbol");
+    for (std::string_view fixed : kFixedTags)
+      if (name == fixed)
+        return fail("PGN tag '" + name + "' is written from the PgnGame fields, not from tags");
     out += tag_line(name, value);
   }
   out += '\n';
@@ -83,8 +90,8 @@ Result<std::string> write_pgn(const PgnGame& game) {
   for (size_t ply = 0; ply < game.moves.size(); ++ply) {
     const Move m = game.moves[ply];
     if (!is_legal(pos, m))
-      return fail("PGN move " + std::to_string(ply + 1) + " (" + to_uci(m) +
-                  ") is not legal in position " + pos.fen());
+      return fail("PGN ply " + std::to_string(ply + 1) + ": move " + to_uci(m) +
+                  " is not legal in position " + pos.fen());
     if (pos.side_to_move() == kWhite)
       movetext.add(std::to_string(pos.fullmove_number()) + ".");
     else if (ply == 0)
