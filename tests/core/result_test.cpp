@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 namespace chessrl {
 namespace {
@@ -37,6 +38,20 @@ TEST(Result, MovesOutMoveOnlyValues) {
   std::unique_ptr<int> p = std::move(r).value();
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(*p, 5);
+}
+
+Result<void> check_even(int n) {
+  if (n % 2) return fail(std::to_string(n) + " is odd");
+  return {};
+}
+
+TEST(Result, VoidResultIsOkOrAnError) {
+  EXPECT_TRUE(check_even(4).ok());
+  EXPECT_NO_THROW(check_even(4).value_or_throw());
+  auto bad = check_even(3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "3 is odd");
+  EXPECT_THROW(bad.value_or_throw(), Error);
 }
 
 }  // namespace

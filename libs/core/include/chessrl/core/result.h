@@ -60,4 +60,27 @@ class [[nodiscard]] Result {
   std::variant<T, Failure> v_;
 };
 
+// Result<void>: success or an error message, for operations with no value.
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Failure failure) : error_(std::move(failure.message)), ok_(false) {}  // NOLINT
+
+  bool ok() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  const std::string& error() const {
+    assert(!ok_);
+    return error_;
+  }
+  // Throws chessrl::Error with the message when not ok (for tools and tests).
+  void value_or_throw() const {
+    if (!ok_) throw Error(error_);
+  }
+
+ private:
+  std::string error_;
+  bool ok_ = true;
+};
+
 }  // namespace chessrl

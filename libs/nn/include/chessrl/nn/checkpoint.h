@@ -1,0 +1,69 @@
+// Checkpoints: self-describing model files (architecture, weights, training
+// step, version, creation time, optionally optimizer state), as bytes or files.
+// No LibTorch here: torch_network.h converts between a Checkpoint and a
+// network. Plain data and free functions; thread-safe for distinct objects.
+//
+// File layout (little-endian):
+//   "CHRLCKPT"  u32 format version (1)  u64 body length
+//   body: sections, each a 4-byte tag, u64 length, payload
+//     META  JSON: architecture, step, version, created (unix ms), description
+//     TENS  u32 count, then per tensor: u16 name length, name, u8 dtype
+//           (0 f32, 1 i64), u8 rank, i64 dims[rank], raw data
+//     OPTM  optional: optimizer state, opaque bytes (written by libs/train)
+//   u32 CRC-32 of everything before it
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chessrl/core/result.h"
+#include "chessrl/nn/network_config.h"
+
+namespace chessrl::nn {
+
+struct ModelInfo {
+  NetworkConfig config;
+  std::int64_t step = 0;        // training steps taken
+  std::int64_t version = 0;     // model version in the registry (0: unpublished)
+  std::int64_t created_ms = 0;  // creation time, unix milliseconds
+  std::string description;      // free text (who made it, from what)
+};
+
+enum class TensorType : std::uint8_t { kFloat32 = 0, kInt64 = 1 };
+
+struct NamedTensor {
+  std::string name;  // the parameter's or buffer's name in the network
+  TensorType type = TensorType::kFloat32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::byte> data;  // numel * element size bytes
+  std::int64_t numel() const;
+};
+
+struct Checkpoint {
+  ModelInfo info;
+  std::vector<NamedTensor> tensors;
+  std::string optimizer_state;  // empty when absent
+};
+
+// Milliseconds since the unix epoch, now.
+std::int64_t unix_millis_now();
+
+std::string serialize_checkpoint(const Checkpoint& checkpoint);
+// Fails, naming the problem, on bytes that are not a checkpoint, a truncated or
+// corrupt one (CRC mismatch, a section or tensor running past its end), an
+// unknown format version, or metadata with a missing or invalid field.
+Result<Checkpoint> parse_checkpoint(std::string_view bytes);
+// Reads only the metadata (still checks the CRC).
+Result<ModelInfo> parse_checkpoint_info(std::string_view bytes);
+
+// Writes atomically: a temporary file in the same directory, then rename, so a
+// reader never sees half a checkpoint. Errors name the path.
+Result<void> save_checkpoint_file(const Checkpoint& checkpoint, const std::string& path);
+Result<Checkpoint> load_checkpoint_file(const std::string& path);
+// The whole file as bytes (for shipping to the registry).
+Result<std::string> read_file_bytes(const std::string& path);
+
+}  // namespace chessrl::nn

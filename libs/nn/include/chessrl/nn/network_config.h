@@ -1,0 +1,36 @@
+// The architecture of a network: what a checkpoint records and what a network
+// is built from. Plain data, no LibTorch.
+#pragma once
+
+#include <string>
+
+#include "chessrl/core/result.h"
+
+namespace chessrl::nn {
+
+// A residual tower of `blocks` blocks of two 3x3 convolutions with `filters`
+// channels, optional squeeze-excitation, a convolutional policy head (73
+// planes, policy_map.h) and a value head giving win/draw/loss.
+struct NetworkConfig {
+  int blocks = 6;
+  int filters = 64;
+  // Squeeze-excitation: each block pools its channels into filters / se_ratio
+  // units and rescales them. 0 disables it.
+  int se_ratio = 0;
+  int value_channels = 32;  // 1x1 convolution before the value head's dense layers
+  int value_hidden = 128;   // units of the value head's hidden dense layer
+
+  bool operator==(const NetworkConfig&) const = default;
+  // "6x64", "10x128-se4": blocks x filters, and the SE ratio when on.
+  std::string name() const;
+  // Every field in range (blocks 1..64, filters 1..1024, filters divisible by
+  // se_ratio, ...); the error names the field.
+  Result<void> validate() const;
+  // The first field that differs, as "blocks 6 vs 10", or "" when equal.
+  std::string difference(const NetworkConfig& other) const;
+};
+
+// Parses "BxF" or "BxF-seR" (as name() writes it).
+Result<NetworkConfig> parse_network_name(const std::string& text);
+
+}  // namespace chessrl::nn

@@ -1,0 +1,43 @@
+// The LibTorch inference backend, on the CPU or a CUDA GPU. This header does
+// not include LibTorch, so anything can create a backend without compiling it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "chessrl/core/result.h"
+#include "chessrl/nn/backend.h"
+#include "chessrl/nn/checkpoint.h"
+
+namespace chessrl::nn {
+
+enum class Precision { kFloat32, kFloat16, kBFloat16 };
+
+struct TorchBackendOptions {
+  std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
+  // Weights and activations on the device. fp16/bf16 need CUDA; the CPU runs fp32.
+  Precision precision = Precision::kFloat32;
+  int threads = 0;             // CPU intra-op threads (process-wide); 0: one per core
+  bool channels_last = true;   // NHWC activations (much faster with oneDNN and cuDNN)
+  bool fold_batchnorm = true;  // fold batch norm into the convolutions (inference only)
+};
+
+// A backend running the checkpoint's network. Fails on a bad device name, CUDA
+// asked for but not present (or LibTorch built without it), or fp16/bf16 on
+// the CPU; the error says which.
+Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& checkpoint,
+                                                             const TorchBackendOptions& options);
+
+// Facts about the LibTorch this program runs with (for `chessrl doctor` and benchmarks).
+struct TorchInfo {
+  std::string version;        // e.g. "1.13.1"
+  bool cuda_build = false;    // LibTorch compiled with CUDA
+  int cuda_devices = 0;       // GPUs visible now
+  int cpu_threads = 0;        // intra-op threads
+};
+TorchInfo torch_info();
+
+std::string precision_name(Precision p);
+Result<Precision> parse_precision(const std::string& text);  // "fp32", "fp16", "bf16"
+
+}  // namespace chessrl::nn

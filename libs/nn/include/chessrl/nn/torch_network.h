@@ -1,0 +1,145 @@
+// The network in LibTorch: a residual tower with policy and value heads, and
+// its conversion to and from a Checkpoint. Includes LibTorch: only libs/nn and
+// libs/train include this header. Modules follow LibTorch's rules: not
+// thread-safe while training; forward() under eval() + NoGradGuard/InferenceMode
+// may run from several threads at once.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include "chessrl/core/result.h"
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/network_config.h"
+
+namespace chessrl::nn {
+
+// A 3x3 convolution, batch norm, ReLU.
+struct ConvBlockConfig {
+  int in_channels;
+  int out_channels;
+  int kernel = 3;
+};
+class ConvBlockImpl : public torch::nn::Module {
+ public:
+  explicit ConvBlockImpl(const ConvBlockConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+  void fold_batchnorm();
+
+ private:
+  torch::nn::Conv2d conv_{nullptr};
+  torch::nn::BatchNorm2d bn_{nullptr};
+  bool folded_ = false;
+};
+TORCH_MODULE(ConvBlock);
+
+// Two 3x3 convolutions with batch norm, optional squeeze-excitation, a skip
+// connection, ReLU.
+struct ResidualBlockConfig {
+  int filters;
+  int se_channels = 0;  // 0: no squeeze-excitation
+};
+class ResidualBlockImpl : public torch::nn::Module {
+ public:
+  explicit ResidualBlockImpl(const ResidualBlockConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+  void fold_batchnorm();
+
+ private:
+  ResidualBlockConfig config_;
+  bool folded_ = false;
+  torch::nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
+  torch::nn::BatchNorm2d bn1_{nullptr}, bn2_{nullptr};
+  // Squeeze-excitation (lc0 style): pooled channels -> hidden -> a scale and a
+  // bias per channel.
+  torch::nn::Linear se_fc1_{nullptr}, se_fc2_{nullptr};
+};
+TORCH_MODULE(ResidualBlock);
+
+// Policy: a 3x3 conv block, then a 1x1 convolution to the 73 move planes,
+// flattened to kPolicySize logits in policy_map.h's order.
+struct PolicyHeadConfig {
+  int filters;
+};
+class PolicyHeadImpl : public torch::nn::Module {
+ public:
+  explicit PolicyHeadImpl(const PolicyHeadConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+  void fold_batchnorm() { conv_->fold_batchnorm(); }
+
+ private:
+  ConvBlock conv_{nullptr};
+  torch::nn::Conv2d planes_{nullptr};
+};
+TORCH_MODULE(PolicyHead);
+
+// Value: a 1x1 conv block to `channels`, a hidden dense layer, 3 logits
+// (win, draw, loss for the side to move).
+struct ValueHeadConfig {
+  int filters;
+  int channels;
+  int hidden;
+};
+class ValueHeadImpl : public torch::nn::Module {
+ public:
+  explicit ValueHeadImpl(const ValueHeadConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+  void fold_batchnorm() { conv_->fold_batchnorm(); }
+
+ private:
+  ConvBlock conv_{nullptr};
+  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr};
+};
+TORCH_MODULE(ValueHead);
+
+// Logits, not probabilities: the losses want log-softmax, inference softmax.
+struct NetworkOutput {
+  torch::Tensor policy;  // [N, kPolicySize]
+  torch::Tensor wdl;     // [N, 3]
+};
+
+class NetworkImpl : public torch::nn::Module {
+ public:
+  // Precondition: config.validate() passed.
+  explicit NetworkImpl(const NetworkConfig& config);
+  // x: [N, kInputPlanes, 8, 8] float.
+  NetworkOutput forward(const torch::Tensor& x);
+  const NetworkConfig& config() const { return config_; }
+
+  // For inference only: scales every convolution by its batch norm's
+  // statistics and drops the batch norms (fewer passes over the activations).
+  // The result must not be trained or saved (to_checkpoint refuses it).
+  void fold_batchnorm();
+  bool folded() const { return folded_; }
+
+ private:
+  NetworkConfig config_;
+  bool folded_ = false;
+  ConvBlock input_{nullptr};
+  torch::nn::ModuleList tower_{nullptr};
+  PolicyHead policy_{nullptr};
+  ValueHead value_{nullptr};
+};
+TORCH_MODULE(Network);
+
+// A network with fresh weights, initialised from `seed` (reproducible).
+Network make_network(const NetworkConfig& config, std::uint64_t seed);
+
+// The network's parameters and buffers (batch-norm statistics), on the CPU as
+// float32, with `info` (whose config is replaced by the network's). Throws
+// chessrl::Error for a folded network.
+Checkpoint to_checkpoint(Network& network, ModelInfo info);
+
+// Copies a checkpoint's weights into `network`. Fails, naming the difference,
+// when the checkpoint's architecture is not the network's, or a tensor is
+// missing, extra or of another shape. On failure the network is unchanged.
+Result<void> load_weights(Network& network, const Checkpoint& checkpoint);
+
+// A network built from the checkpoint's architecture with its weights.
+Result<Network> network_from_checkpoint(const Checkpoint& checkpoint);
+
+}  // namespace chessrl::nn
