@@ -6,7 +6,7 @@ JOBS   ?= $(shell nproc)
 BUILD  := build/$(PRESET)
 CHESSRL := $(BUILD)/tools/chessrl/chessrl
 
-.PHONY: all deps configure build test unit run bench format clean
+.PHONY: all deps configure build test unit run bench bench-nn format clean
 
 all: build
 
@@ -33,6 +33,9 @@ run: build
 
 bench: build
 	@$(CHESSRL) perft --bench
+
+bench-nn: build
+	@$(CHESSRL) bench nn --net 6x64,10x128 --batch 1,64,256
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

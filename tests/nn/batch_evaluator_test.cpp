@@ -191,6 +191,26 @@ TEST(BatchEvaluator, BackendErrorsReachTheCallerAndTheEvaluatorGoesOn) {
   EXPECT_NEAR(requests[0].wdl.draw, 1.0f / 3, 1e-6f);
 }
 
+TEST(EvaluatorStats, QuantilesAndDifferences) {
+  EvaluatorStats a;
+  a.latency_histogram[40] = 6;  // [1024, 1218) us
+  a.latency_histogram[60] = 4;  // [32768, 38968) us
+  a.evaluated = 10;
+  a.batches = 2;
+  EXPECT_NEAR(a.latency_quantile(0.5), std::exp2(41.0 / 4) * 1e-6, 1e-9);
+  EXPECT_NEAR(a.latency_quantile(0.9), std::exp2(61.0 / 4) * 1e-6, 1e-9);
+  EXPECT_EQ(a.mean_batch(), 5.0);
+  EvaluatorStats b = a;
+  b.latency_histogram[60] += 10;
+  b.evaluated += 10;
+  b.batches += 1;
+  const EvaluatorStats d = b - a;
+  EXPECT_EQ(d.evaluated, 10u);
+  EXPECT_EQ(d.mean_batch(), 10.0);
+  EXPECT_NEAR(d.latency_quantile(0.5), std::exp2(61.0 / 4) * 1e-6, 1e-9);
+  EXPECT_EQ(EvaluatorStats{}.latency_quantile(0.5), 0.0);
+}
+
 TEST(BatchEvaluator, PrepareSetsThePolicyIndicesOfTheMoves) {
   Position pos;
   const chess::MoveList moves = chess::legal_moves(pos);

@@ -4,8 +4,10 @@
 set -u
 bin=$1
 failures=0
+checks=0
 check() {  # check <description> <condition command...>
   local what=$1; shift
+  checks=$((checks + 1))
   if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
 }
 
@@ -34,8 +36,25 @@ check "bench without stockfish still runs" test $rc -eq 0
 check "bench says why it has no comparison" grep -q "no comparison: program 'chessrl-no-such-engine' not found" <<<"$err"
 check "bench prints a total row" grep -q "^total " <<<"$err"
 
+out=$("$bin" bench nn --net 1x8 --batch 1,4 --seconds 0.1 --repeat 1 2>/dev/null); rc=$?
+check "bench nn exits 0" test $rc -eq 0
+check "bench nn prints its header" grep -q "^net  *batch  *raw evals/s .* efficiency$" <<<"$out"
+check "bench nn prints one row per batch size" test "$(grep -c -E '^1x8 +[14] ' <<<"$out")" -eq 2
+check "bench nn rows end in an efficiency" grep -q -E '^1x8 +4 .* [0-9]+\.[0-9]{3}$' <<<"$out"
+
+err=$("$bin" bench nn --net 6y64 2>&1); rc=$?
+check "bench nn refuses a bad network name" test $rc -ne 0
+check "bench nn names the bad network" grep -q "network '6y64' is not of the form" <<<"$err"
+err=$("$bin" bench nn --net 1x8 --device tpu --seconds 0.1 2>&1); rc=$?
+check "bench nn refuses an unknown device" test $rc -ne 0
+check "bench nn names the bad device" grep -q "device 'tpu' is not cpu, cuda or cuda:N" <<<"$err"
+err=$("$bin" bench nn --net 1x8 --precision fp16 --seconds 0.1 2>&1); rc=$?
+check "bench nn refuses fp16 on the CPU" grep -q "fp16 needs a CUDA device" <<<"$err"
+err=$("$bin" bench nn --batch 0 2>&1); rc=$?
+check "bench nn refuses batch 0" test $rc -ne 0
+
 "$bin" --help >/dev/null 2>&1
 check "--help exits 0" test $? -eq 0
 
-echo "$((13 - failures)) passed, $failures failed"
+echo "$((checks - failures)) passed, $failures failed"
 [ $failures -eq 0 ]

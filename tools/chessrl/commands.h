@@ -7,5 +7,6 @@
 namespace chessrl::tool {
 
 void add_perft_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace chessrl::tool

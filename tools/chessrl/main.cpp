@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   CLI::App app{"chessrl: AlphaZero-style chess training, tools and benchmarks"};
   app.require_subcommand(1);
   chessrl::tool::add_perft_command(app);
+  chessrl::tool::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

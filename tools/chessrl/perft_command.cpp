@@ -14,13 +14,13 @@
 #include "chessrl/chess/notation.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/uci_session.h"
+#include "bench_util.h"
 #include "commands.h"
 
 namespace chessrl::tool {
 namespace {
 
 using chess::Position;
-using Clock = std::chrono::steady_clock;
 
 struct BenchPosition {
   const char* name;
@@ -38,16 +38,6 @@ constexpr BenchPosition kBenchPositions[] = {
     {"pos5", "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8", 5},
     {"pos6", "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10", 5},
 };
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Times stockfish's `go perft` over UCI.
 class StockfishPerft {

@@ -6,9 +6,33 @@
 #include <cmath>
 #include <unordered_map>
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 namespace chessrl::nn {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+static_assert(sizeof(std::atomic<std::int32_t>) == sizeof(std::int32_t) &&
+              std::atomic<std::int32_t>::is_always_lock_free);
+
+// Sleeps while *word == expected (returns at once if it is not, or on a signal).
+void futex_wait(std::atomic<std::int32_t>& word, std::int32_t expected) {
+  ::syscall(SYS_futex, reinterpret_cast<std::int32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr,
+            nullptr, 0);
+}
+
+// Wakes the threads sleeping on `word`. Takes only the address: the object may
+// be gone by now (see BatchEvaluator::Group).
+void futex_wake_all(void* word) {
+  ::syscall(SYS_futex, static_cast<std::int32_t*>(word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
+            nullptr, 0);
+}
+
+}  // namespace
 
 void prepare(EvalRequest& request, chess::Position& pos, std::span<const chess::Move> moves) {
   assert(moves.size() <= size_t(kMaxMoves));
@@ -82,7 +106,7 @@ class PositionCache {
 struct BatchEvaluator::Counters {
   std::atomic<std::uint64_t> requests{0}, cache_hits{0}, evaluated{0}, batches{0};
   std::atomic<std::uint64_t> forward_ns{0}, latency_ns{0};
-  std::array<std::atomic<std::uint64_t>, 32> latency_histogram{};
+  std::array<std::atomic<std::uint64_t>, EvaluatorStats::kLatencyBuckets> latency_histogram{};
 };
 
 double EvaluatorStats::latency_quantile(double q) const {
@@ -93,9 +117,9 @@ double EvaluatorStats::latency_quantile(double q) const {
   std::uint64_t seen = 0;
   for (size_t i = 0; i < latency_histogram.size(); ++i) {
     seen += latency_histogram[i];
-    if (double(seen) >= target) return double(std::uint64_t(2) << i) * 1e-6;
+    if (double(seen) >= target) return std::exp2(double(i + 1) / 4) * 1e-6;
   }
-  return double(std::uint64_t(1) << 32) * 1e-6;
+  return std::exp2(double(kLatencyBuckets) / 4) * 1e-6;
 }
 
 EvaluatorStats operator-(const EvaluatorStats& a, const EvaluatorStats& b) {
@@ -146,7 +170,7 @@ void BatchEvaluator::evaluate(std::span<EvalRequest> requests) {
   counters_->cache_hits.fetch_add(hits, std::memory_order_relaxed);
   if (misses == 0) return;
 
-  group.remaining = misses;
+  group.remaining.store(misses, std::memory_order_relaxed);
   bool wake_all;
   {
     std::lock_guard lock(mutex_);
@@ -161,8 +185,8 @@ void BatchEvaluator::evaluate(std::span<EvalRequest> requests) {
   else
     work_ready_.notify_one();
 
-  std::unique_lock lock(group.mutex);
-  group.done.wait(lock, [&] { return group.remaining == 0; });
+  for (std::int32_t left; (left = group.remaining.load(std::memory_order_acquire)) != 0;)
+    futex_wait(group.remaining, left);
   if (group.error) std::rethrow_exception(group.error);
 }
 
@@ -240,15 +264,16 @@ void BatchEvaluator::run_batch(std::vector<Pending>& batch, std::vector<InputPla
     const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
         Clock::now() - batch[i].enqueued);
     latency_ns += std::uint64_t(waited.count()) * 1000;
-    const int bucket = int(std::bit_width(std::uint64_t(waited.count()))) - 1;
-    counters_->latency_histogram[std::clamp(bucket, 0, 31)].fetch_add(1, std::memory_order_relaxed);
+    const int bucket = waited.count() < 1 ? 0 : int(4 * std::log2(double(waited.count())));
+    counters_->latency_histogram[std::clamp(bucket, 0, EvaluatorStats::kLatencyBuckets - 1)].fetch_add(
+        1, std::memory_order_relaxed);
 
-    // Notified under the lock: the caller cannot return (and destroy the
-    // group) until this worker lets go of it.
     Group* g = batch[i].group;
-    std::lock_guard group_lock(g->mutex);
-    if (error && !g->error) g->error = error;
-    if (--g->remaining == 0) g->done.notify_one();
+    if (error && !g->error_claimed.exchange(true, std::memory_order_relaxed)) g->error = error;
+    // The release publishes this request's results (and any error); after the
+    // last decrement the group may be gone, so only its address is used.
+    void* const word = &g->remaining;
+    if (g->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) futex_wake_all(word);
   }
   counters_->latency_ns.fetch_add(latency_ns, std::memory_order_relaxed);
 }

@@ -6,6 +6,9 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <dlfcn.h>
+#include <malloc.h>
+
 #include <cstring>
 #include <thread>
 
@@ -103,6 +106,31 @@ void place(Network& network, torch::Device device, torch::ScalarType dtype, bool
   }
 }
 
+// LibTorch allocates each activation afresh. glibc serves blocks over 128 KiB
+// with mmap and returns them at free, so every forward pass page-faults its
+// activations in again: measured here, half the time of a 6x64 batch of 64 on
+// 2 cores. Raising the thresholds keeps those blocks in the heap for reuse.
+// Process-wide, set once, before the first forward pass.
+void keep_large_blocks_in_the_heap() {
+  static const bool done = [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    return true;
+  }();
+  (void)done;
+}
+
+// Debian's LibTorch calls BLAS (for the dense layers) through libblas.so.3,
+// which is OpenBLAS when installed. OpenBLAS keeps a thread pool of its own, one
+// per core, that spins on sched_yield between calls and takes cores from the
+// convolutions: measured here, a 6x64 batch of 64 ran 25% faster with it at
+// one thread. It gets the same thread count as LibTorch, when present.
+void set_openblas_threads(int threads) {
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set(threads);
+}
+
 }  // namespace
 
 std::string precision_name(Precision p) {
@@ -121,6 +149,12 @@ Result<Precision> parse_precision(const std::string& text) {
   if (text == "fp16") return Precision::kFloat16;
   if (text == "bf16") return Precision::kBFloat16;
   return fail("precision '" + text + "' is not one of fp32, fp16, bf16");
+}
+
+CpuSplit default_cpu_split(int cores) {
+  if (cores <= 0) cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  const int workers = std::min(cores, 4);
+  return {workers, std::max(1, cores / workers)};
 }
 
 TorchInfo torch_info() {
@@ -158,11 +192,13 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
   } else {
     if (options.precision != Precision::kFloat32)
       return fail("precision " + precision_name(options.precision) + " needs a CUDA device; the CPU runs fp32");
-    const int threads = options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = options.threads > 0 ? options.threads : default_cpu_split().threads;
     at::set_num_threads(threads);
+    set_openblas_threads(threads);
   }
   auto network = network_from_checkpoint(checkpoint);
   if (!network) return fail(network.error());
+  if (device->is_cpu()) keep_large_blocks_in_the_heap();
   try {
     (*network)->eval();
     if (options.fold_batchnorm) (*network)->fold_batchnorm();

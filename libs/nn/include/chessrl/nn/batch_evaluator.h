@@ -2,8 +2,9 @@
 // the backend on batches of up to max_batch positions, taken as soon as that
 // many wait or when the oldest has waited `batch_timeout`. A position cache,
 // keyed by the hash of the position with its history (encoding.h), answers
-// repeated positions without the network. Thread-safe; callers and workers
-// block on condition variables: no busy waiting.
+// repeated positions without the network. Thread-safe; nothing spins: callers
+// sleep on a futex until their last position is done, workers on a condition
+// variable until there is work.
 #pragma once
 
 #include <array>
@@ -59,10 +60,14 @@ struct EvaluatorStats {
   std::uint64_t batches = 0;      // forward passes
   double forward_seconds = 0;     // time inside backend.forward
   double latency_seconds = 0;     // summed enqueue-to-result time of evaluated positions
-  std::array<std::uint64_t, 32> latency_histogram{};  // bucket i: [2^i, 2^(i+1)) microseconds
+  // Latency in microseconds, four buckets per doubling: bucket i holds
+  // [2^(i/4), 2^((i+1)/4)) us, so quantiles are good to about 19%.
+  static constexpr int kLatencyBuckets = 128;
+  std::array<std::uint64_t, kLatencyBuckets> latency_histogram{};
   double mean_batch() const { return batches ? double(evaluated) / double(batches) : 0; }
   double mean_latency() const { return evaluated ? latency_seconds / double(evaluated) : 0; }
-  // An upper bound of the q-quantile of latency (0 < q < 1), from the histogram.
+  // An upper bound of the q-quantile of latency in seconds (0 < q < 1), from
+  // the histogram.
   double latency_quantile(double q) const;
 };
 
@@ -89,13 +94,15 @@ class BatchEvaluator {
   InferenceBackend& backend() { return *backend_; }
 
  private:
-  // A caller's group of requests; done when `remaining` reaches 0. Lives on
-  // the caller's stack: the worker touches it only under its mutex.
+  // A caller's requests; done when `remaining` reaches 0. Lives on the
+  // caller's stack. The caller sleeps on `remaining` as a futex; the worker
+  // that brings it to 0 then only wakes that address through the kernel, which
+  // is safe even after the caller has returned (a stale wake is spurious for
+  // whoever waits there next, and futex waiters always re-check).
   struct Group {
-    std::mutex mutex;
-    std::condition_variable done;
-    int remaining = 0;
-    std::exception_ptr error;
+    std::atomic<std::int32_t> remaining{0};
+    std::atomic<bool> error_claimed{false};
+    std::exception_ptr error;  // written once, by the claimant, before its decrement
   };
   struct Pending {
     EvalRequest* request;

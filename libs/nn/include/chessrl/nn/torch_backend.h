@@ -17,7 +17,7 @@ struct TorchBackendOptions {
   std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
   // Weights and activations on the device. fp16/bf16 need CUDA; the CPU runs fp32.
   Precision precision = Precision::kFloat32;
-  int threads = 0;             // CPU intra-op threads (process-wide); 0: one per core
+  int threads = 0;             // CPU threads per forward pass (process-wide); 0: default_cpu_split()
   bool channels_last = true;   // NHWC activations (much faster with oneDNN and cuDNN)
   bool fold_batchnorm = true;  // fold batch norm into the convolutions (inference only)
 };
@@ -27,6 +27,17 @@ struct TorchBackendOptions {
 // the CPU; the error says which.
 Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& checkpoint,
                                                              const TorchBackendOptions& options);
+
+// How to split a CPU between BatchEvaluator workers (concurrent forward passes)
+// and LibTorch threads inside each pass. Separate single-threaded passes beat
+// one pass spread over all cores, which stalls at OpenMP barriers whenever a
+// core is taken by another thread (measured on 2 cores: docs/benchmarks.md).
+struct CpuSplit {
+  int workers;
+  int threads;
+};
+// For `cores` cores (0: this machine's): up to 4 workers, the cores shared among them.
+CpuSplit default_cpu_split(int cores = 0);
 
 // Facts about the LibTorch this program runs with (for `chessrl doctor` and benchmarks).
 struct TorchInfo {
