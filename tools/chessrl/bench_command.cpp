@@ -140,6 +140,37 @@ EvaluatorResult measure_evaluator(std::shared_ptr<nn::InferenceBackend> backend,
           1000.0 * d.latency_quantile(0.5)};
 }
 
+// The caller-side cost per position: encoding with history (prepare() = encode
+// plus the policy indices of the legal moves), and expanding to floats (the
+// CPU backend's first step).
+void print_encoding_cost(std::vector<chess::Position> positions, int repeat) {
+  std::vector<double> prepare_ns, expand_ns;
+  nn::EvalRequest request;
+  std::vector<float> planes(nn::kInputPlanes * 64);
+  std::vector<chess::MoveList> moves;
+  for (const auto& p : positions) moves.push_back(chess::legal_moves(p));
+  for (int r = 0; r < repeat; ++r) {
+    constexpr int kRounds = 20;
+    auto start = Clock::now();
+    for (int round = 0; round < kRounds; ++round)
+      for (size_t i = 0; i < positions.size(); ++i)
+        nn::prepare(request, positions[i], std::span<const chess::Move>(moves[i].begin(), moves[i].end()));
+    prepare_ns.push_back(1e9 * seconds_since(start) / double(kRounds * positions.size()));
+    start = Clock::now();
+    for (int round = 0; round < kRounds; ++round)
+      for (size_t i = 0; i < positions.size(); ++i) {
+        request.input.values[0] = float(round);  // keeps the loop from being folded away
+        nn::expand(request.input, planes.data());
+      }
+    expand_ns.push_back(1e9 * seconds_since(start) / double(kRounds * positions.size()));
+    volatile float sink = planes[nn::kOnesPlane * 64];
+    (void)sink;
+  }
+  std::printf("per position, on the caller's thread: prepare (encode 8 plies of history + policy indices) %.0f ns, "
+              "expand to floats %.0f ns\n",
+              median(prepare_ns), median(expand_ns));
+}
+
 nn::Checkpoint bench_checkpoint(const NnBenchOptions& o, const std::string& net) {
   if (!o.model.empty()) return nn::load_checkpoint_file(o.model).value_or_throw();
   nn::NetworkConfig config = nn::parse_network_name(net).value_or_throw();
@@ -221,6 +252,7 @@ void run_nn_bench(NnBenchOptions o) {
       std::fflush(stdout);
     }
   }
+  print_encoding_cost(positions, o.repeat);
 }
 
 }  // namespace
