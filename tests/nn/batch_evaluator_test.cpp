@@ -191,6 +191,20 @@ TEST(BatchEvaluator, BackendErrorsReachTheCallerAndTheEvaluatorGoesOn) {
   EXPECT_NEAR(requests[0].wdl.draw, 1.0f / 3, 1e-6f);
 }
 
+class ThreeStreamBackend : public FakeBackend {
+ public:
+  int preferred_streams() const override { return 3; }
+};
+
+TEST(BatchEvaluator, WorkersDefaultToTheBackendsPreference) {
+  BatchEvaluator by_backend(std::make_shared<ThreeStreamBackend>(), {});
+  EXPECT_EQ(by_backend.options().workers, 3);
+  BatchEvaluator explicit_count(std::make_shared<ThreeStreamBackend>(), {.workers = 1});
+  EXPECT_EQ(explicit_count.options().workers, 1);
+  BatchEvaluator fake(std::make_shared<FakeBackend>(), {});
+  EXPECT_EQ(fake.options().workers, 1);
+}
+
 TEST(EvaluatorStats, QuantilesAndDifferences) {
   EvaluatorStats a;
   a.latency_histogram[40] = 6;  // [1024, 1218) us

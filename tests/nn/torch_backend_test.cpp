@@ -138,6 +138,17 @@ TEST_F(TorchBackendTest, BadOptionsAreNamed) {
   EXPECT_EQ(parse_precision("bf16").value(), Precision::kBFloat16);
 }
 
+TEST_F(TorchBackendTest, PrefersAStreamPerCoreGroup) {
+  const CpuSplit split = default_cpu_split();
+  EXPECT_EQ(make_torch_backend(checkpoint_, {})->get()->preferred_streams(), split.workers);
+  EXPECT_EQ(make_torch_backend(checkpoint_, {.threads = split.workers * split.threads})->get()->preferred_streams(), 1);
+  EXPECT_EQ(default_cpu_split(2).workers, 2);
+  EXPECT_EQ(default_cpu_split(2).threads, 1);
+  EXPECT_EQ(default_cpu_split(16).workers, 4);
+  EXPECT_EQ(default_cpu_split(16).threads, 4);
+  EXPECT_EQ(default_cpu_split(1).workers, 1);
+}
+
 TEST(TorchInfo, DescribesThisLibTorch) {
   const TorchInfo info = torch_info();
   EXPECT_FALSE(info.version.empty());

@@ -139,6 +139,7 @@ BatchEvaluator::BatchEvaluator(std::shared_ptr<InferenceBackend> backend,
                                BatchEvaluatorOptions options)
     : backend_(std::move(backend)), options_(options), counters_(std::make_unique<Counters>()) {
   options_.max_batch = std::max(1, options_.max_batch);
+  if (options_.workers <= 0) options_.workers = backend_->preferred_streams();
   options_.workers = std::max(1, options_.workers);
   if (options_.cache_size > 0) cache_ = std::make_unique<PositionCache>(options_.cache_size);
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });

@@ -33,9 +33,9 @@ torch::ScalarType scalar_type(Precision p) {
 
 class TorchBackend : public InferenceBackend {
  public:
-  TorchBackend(Network network, torch::Device device, const TorchBackendOptions& options)
+  TorchBackend(Network network, torch::Device device, const TorchBackendOptions& options, int streams)
       : network_(std::move(network)), device_(device), options_(options),
-        dtype_(scalar_type(options.precision)) {}
+        dtype_(scalar_type(options.precision)), streams_(streams) {}
 
   void forward(std::span<const InputPlanes> inputs, std::span<float> policy_logits,
                std::span<Wdl> wdl) override {
@@ -55,6 +55,8 @@ class TorchBackend : public InferenceBackend {
       throw Error("libtorch forward pass on " + device_.str() + " failed: " + e.what_without_backtrace());
     }
   }
+
+  int preferred_streams() const override { return streams_; }
 
   std::string describe() const override {
     return "libtorch " + device_.str() + " " + precision_name(options_.precision) + " " +
@@ -89,6 +91,7 @@ class TorchBackend : public InferenceBackend {
   torch::Device device_;
   TorchBackendOptions options_;
   torch::ScalarType dtype_;
+  int streams_;
   torch::Tensor shifts_;  // 0..63 on the device, made once
 };
 
@@ -177,6 +180,10 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
   }
   if (!device->is_cpu() && !device->is_cuda())
     return fail("device '" + options.device + "' is not cpu, cuda or cuda:N");
+  // Concurrent forward passes that fill the device: on CUDA two, so one batch
+  // is copied while the other computes; on the CPU the cores over the threads
+  // each pass uses.
+  int streams = 2;
   if (device->is_cuda()) {
     if (!at::hasCUDA())
       return fail("device '" + options.device + "': this LibTorch (" + torch_info().version +
@@ -195,6 +202,8 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
     const int threads = options.threads > 0 ? options.threads : default_cpu_split().threads;
     at::set_num_threads(threads);
     set_openblas_threads(threads);
+    const CpuSplit split = default_cpu_split();
+    streams = std::max(1, split.workers * split.threads / threads);
   }
   auto network = network_from_checkpoint(checkpoint);
   if (!network) return fail(network.error());
@@ -206,7 +215,7 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
   } catch (const c10::Error& e) {
     return fail("cannot place the network on " + options.device + ": " + e.what_without_backtrace());
   }
-  return std::unique_ptr<InferenceBackend>(std::make_unique<TorchBackend>(std::move(*network), *device, options));
+  return std::unique_ptr<InferenceBackend>(std::make_unique<TorchBackend>(std::move(*network), *device, options, streams));
 }
 
 }  // namespace chessrl::nn

@@ -31,6 +31,9 @@ class InferenceBackend {
                        std::span<Wdl> wdl) = 0;
   // Short description for logs and benchmarks, e.g. "libtorch cpu fp32 6x64".
   virtual std::string describe() const = 0;
+  // How many forward passes should run at once to use the device fully: the
+  // BatchEvaluator worker count its options leave at 0.
+  virtual int preferred_streams() const { return 1; }
 };
 
 // A backend without a network, deterministic in its input.

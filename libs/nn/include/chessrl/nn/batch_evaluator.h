@@ -48,7 +48,7 @@ void prepare(EvalRequest& request, chess::Position& pos, std::span<const chess::
 struct BatchEvaluatorOptions {
   int max_batch = 256;
   std::chrono::microseconds batch_timeout{2000};
-  int workers = 1;              // threads calling the backend
+  int workers = 0;              // threads calling the backend; 0: backend.preferred_streams()
   std::size_t cache_size = 0;   // positions kept; 0 disables the cache
 };
 

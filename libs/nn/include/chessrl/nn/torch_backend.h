@@ -22,7 +22,8 @@ struct TorchBackendOptions {
   bool fold_batchnorm = true;  // fold batch norm into the convolutions (inference only)
 };
 
-// A backend running the checkpoint's network. Fails on a bad device name, CUDA
+// A backend running the checkpoint's network. Its preferred_streams() is 2 on
+// CUDA and, on the CPU, the cores over `threads`. Fails on a bad device name, CUDA
 // asked for but not present (or LibTorch built without it), or fp16/bf16 on
 // the CPU; the error says which.
 Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& checkpoint,
