@@ -16,13 +16,15 @@ using chess::Position;
 
 // What the evaluator must return for one request: the backend's output for
 // that input alone, softmaxed over the legal moves.
-void reference(InferenceBackend& backend, const EvalRequest& r, std::vector<float>& priors, Wdl& wdl) {
+void reference(InferenceBackend& backend, const EvalRequest& r, std::vector<float>& priors,
+               Wdl& wdl) {
   std::vector<float> logits(kPolicySize);
   backend.forward(std::span<const InputPlanes>(&r.input, 1), logits, std::span<Wdl>(&wdl, 1));
   priors.resize(size_t(r.num_moves));
   float max_logit = -INFINITY, sum = 0;
   for (int k = 0; k < r.num_moves; ++k) max_logit = std::max(max_logit, logits[r.policy_index[k]]);
-  for (int k = 0; k < r.num_moves; ++k) sum += priors[k] = std::exp(logits[r.policy_index[k]] - max_logit);
+  for (int k = 0; k < r.num_moves; ++k)
+    sum += priors[k] = std::exp(logits[r.policy_index[k]] - max_logit);
   for (auto& p : priors) p /= sum;
 }
 
@@ -39,7 +41,8 @@ std::vector<EvalRequest> requests_for(std::vector<Position>& positions) {
 // some several at once: each gets exactly its own results.
 TEST(BatchEvaluator, EachCallerGetsItsOwnResult) {
   auto backend = std::make_shared<FakeBackend>(FakeBackend::Mode::kRandom, 42);
-  BatchEvaluator evaluator(backend, {.max_batch = 16, .batch_timeout = std::chrono::microseconds(500), .workers = 2});
+  BatchEvaluator evaluator(
+      backend, {.max_batch = 16, .batch_timeout = std::chrono::microseconds(500), .workers = 2});
   constexpr int kThreads = 12;
   std::vector<std::thread> threads;
   std::atomic<int> mismatches{0}, checked{0};
@@ -58,7 +61,8 @@ TEST(BatchEvaluator, EachCallerGetsItsOwnResult) {
       for (const EvalRequest& r : requests) {
         reference(direct, r, priors, wdl);
         bool same = r.wdl.win == wdl.win && r.wdl.draw == wdl.draw && r.wdl.loss == wdl.loss;
-        for (int k = 0; k < r.num_moves; ++k) same = same && std::abs(r.priors[k] - priors[k]) < 1e-6f;
+        for (int k = 0; k < r.num_moves; ++k)
+          same = same && std::abs(r.priors[k] - priors[k]) < 1e-6f;
         mismatches += !same;
         ++checked;
       }
@@ -77,7 +81,8 @@ TEST(BatchEvaluator, EachCallerGetsItsOwnResult) {
 TEST(BatchEvaluator, PriorsAreADistributionOverTheLegalMoves) {
   auto positions = testing::random_positions(8, 50);
   auto requests = requests_for(positions);
-  BatchEvaluator evaluator(std::make_shared<FakeBackend>(FakeBackend::Mode::kRandom, 1), {.max_batch = 64});
+  BatchEvaluator evaluator(std::make_shared<FakeBackend>(FakeBackend::Mode::kRandom, 1),
+                           {.max_batch = 64});
   evaluator.evaluate(requests);
   for (const EvalRequest& r : requests) {
     float sum = 0;
@@ -132,7 +137,8 @@ TEST(BatchEvaluator, CacheStaysWithinItsSize) {
 // so batches fill.
 class SlowBackend : public InferenceBackend {
  public:
-  void forward(std::span<const InputPlanes> inputs, std::span<float> logits, std::span<Wdl> wdl) override {
+  void forward(std::span<const InputPlanes> inputs, std::span<float> logits,
+               std::span<Wdl> wdl) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
     inner_.forward(inputs, logits, wdl);
   }
@@ -143,7 +149,8 @@ class SlowBackend : public InferenceBackend {
 };
 
 TEST(BatchEvaluator, BatchesFillWhileTheBackendIsBusy) {
-  BatchEvaluator evaluator(std::make_shared<SlowBackend>(), {.max_batch = 16, .batch_timeout = std::chrono::milliseconds(50)});
+  BatchEvaluator evaluator(std::make_shared<SlowBackend>(),
+                           {.max_batch = 16, .batch_timeout = std::chrono::milliseconds(50)});
   std::vector<std::thread> threads;
   for (int t = 0; t < 32; ++t)
     threads.emplace_back([&, t] {
@@ -154,11 +161,13 @@ TEST(BatchEvaluator, BatchesFillWhileTheBackendIsBusy) {
   for (auto& t : threads) t.join();
   const EvaluatorStats s = evaluator.stats();
   EXPECT_EQ(s.evaluated, 320u);
-  EXPECT_GE(s.mean_batch(), 8.0) << "32 callers and a max batch of 16: batches should be mostly full";
+  EXPECT_GE(s.mean_batch(), 8.0)
+      << "32 callers and a max batch of 16: batches should be mostly full";
 }
 
 TEST(BatchEvaluator, ALoneCallerIsAnsweredAfterTheTimeout) {
-  BatchEvaluator evaluator(std::make_shared<FakeBackend>(), {.max_batch = 256, .batch_timeout = std::chrono::milliseconds(5)});
+  BatchEvaluator evaluator(std::make_shared<FakeBackend>(),
+                           {.max_batch = 256, .batch_timeout = std::chrono::milliseconds(5)});
   auto positions = testing::random_positions(1, 1);
   auto requests = requests_for(positions);
   evaluator.evaluate(requests.front());
@@ -168,7 +177,8 @@ TEST(BatchEvaluator, ALoneCallerIsAnsweredAfterTheTimeout) {
 
 class FailingBackend : public InferenceBackend {
  public:
-  void forward(std::span<const InputPlanes> inputs, std::span<float> logits, std::span<Wdl> wdl) override {
+  void forward(std::span<const InputPlanes> inputs, std::span<float> logits,
+               std::span<Wdl> wdl) override {
     if (fail_next.exchange(false)) throw Error("device lost");
     FakeBackend().forward(inputs, logits, wdl);
   }
@@ -178,7 +188,8 @@ class FailingBackend : public InferenceBackend {
 
 TEST(BatchEvaluator, BackendErrorsReachTheCallerAndTheEvaluatorGoesOn) {
   auto backend = std::make_shared<FailingBackend>();
-  BatchEvaluator evaluator(backend, {.max_batch = 4, .batch_timeout = std::chrono::microseconds(100)});
+  BatchEvaluator evaluator(backend,
+                           {.max_batch = 4, .batch_timeout = std::chrono::microseconds(100)});
   auto positions = testing::random_positions(2, 3);
   auto requests = requests_for(positions);
   try {
@@ -231,7 +242,8 @@ TEST(BatchEvaluator, PrepareSetsThePolicyIndicesOfTheMoves) {
   EvalRequest r;
   prepare(r, pos, std::span<const chess::Move>(moves.begin(), moves.end()));
   ASSERT_EQ(r.num_moves, 20);
-  for (int k = 0; k < r.num_moves; ++k) EXPECT_EQ(r.policy_index[k], policy_index(moves[k], chess::kWhite));
+  for (int k = 0; k < r.num_moves; ++k)
+    EXPECT_EQ(r.policy_index[k], policy_index(moves[k], chess::kWhite));
   std::uint64_t key;
   EXPECT_EQ(r.input, encode(pos, &key));
   EXPECT_EQ(r.key, key);

@@ -94,7 +94,8 @@ TEST(Checkpoint, CorruptBytesAreCaught) {
     bad[at] = char(bad[at] ^ 0x10);
     expect_error(parse_checkpoint(bad), "CRC-32 mismatch");
   }
-  expect_error(parse_checkpoint("hello world, not a checkpoint at all"), "not a chess-rl checkpoint");
+  expect_error(parse_checkpoint("hello world, not a checkpoint at all"),
+               "not a chess-rl checkpoint");
   expect_error(parse_checkpoint(""), "not a chess-rl checkpoint");
 }
 
@@ -125,14 +126,19 @@ std::string with_meta(const std::string& meta) {
 }
 
 TEST(Checkpoint, BadMetadataIsNamed) {
-  const std::string arch = R"("architecture":{"blocks":4,"filters":32,"se_ratio":4,"value_channels":16,"value_hidden":64})";
-  ASSERT_TRUE(parse_checkpoint(with_meta("{" + arch + R"(,"step":1,"version":2,"created_ms":3})")).ok())
+  const std::string arch =
+      R"("architecture":{"blocks":4,"filters":32,"se_ratio":4,"value_channels":16,"value_hidden":64})";
+  ASSERT_TRUE(
+      parse_checkpoint(with_meta("{" + arch + R"(,"step":1,"version":2,"created_ms":3})")).ok())
       << "the rewriting itself is sound";
   expect_error(parse_checkpoint(with_meta("{not json")), "not a JSON object");
-  expect_error(parse_checkpoint(with_meta("{" + arch + R"(,"version":2,"created_ms":3})")), "lacks step");
-  expect_error(parse_checkpoint(with_meta("{" + arch + R"(,"step":"x","version":2,"created_ms":3})")),
-               "step is not an integer");
-  expect_error(parse_checkpoint(with_meta(R"({"step":1,"version":2,"created_ms":3})")), "lacks architecture");
+  expect_error(parse_checkpoint(with_meta("{" + arch + R"(,"version":2,"created_ms":3})")),
+               "lacks step");
+  expect_error(
+      parse_checkpoint(with_meta("{" + arch + R"(,"step":"x","version":2,"created_ms":3})")),
+      "step is not an integer");
+  expect_error(parse_checkpoint(with_meta(R"({"step":1,"version":2,"created_ms":3})")),
+               "lacks architecture");
   expect_error(
       parse_checkpoint(with_meta(
           R"({"architecture":{"blocks":0,"filters":32,"se_ratio":0,"value_channels":16,"value_hidden":64},"step":1,"version":2,"created_ms":3})")),
@@ -144,7 +150,8 @@ TEST(Checkpoint, BadMetadataIsNamed) {
 }
 
 TEST(Checkpoint, FilesAreWrittenAtomically) {
-  const auto dir = std::filesystem::temp_directory_path() / ("chessrl_ckpt_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("chessrl_ckpt_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "model.ckpt").string();
   const Checkpoint c = sample();
@@ -156,7 +163,8 @@ TEST(Checkpoint, FilesAreWrittenAtomically) {
   ASSERT_TRUE(back.ok()) << back.error();
   EXPECT_EQ(back->info.step, 2000);
   size_t files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.is_regular_file();
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    files += entry.is_regular_file();
   EXPECT_EQ(files, 1u) << "no temporary file left behind";
 
   auto missing = load_checkpoint_file((dir / "nope.ckpt").string());
@@ -168,7 +176,8 @@ TEST(Checkpoint, FilesAreWrittenAtomically) {
 
   // A truncated file on disk names the file and the problem.
   const std::string bytes = serialize_checkpoint(c);
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size() / 2));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), std::streamsize(bytes.size() / 2));
   auto truncated = load_checkpoint_file(path);
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.error().find("model.ckpt"), std::string::npos) << truncated.error();
@@ -184,7 +193,8 @@ TEST(NetworkConfig, NamesAndValidation) {
   EXPECT_EQ(c->blocks, 10);
   EXPECT_EQ(c->filters, 128);
   EXPECT_EQ(c->se_ratio, 8);
-  for (const char* bad : {"", "6", "6x", "x64", "6x64x", "6x64-se", "6x64-sex", "6x64-se3", "0x64", "6x-4", "6x64 "}) {
+  for (const char* bad : {"", "6", "6x", "x64", "6x64x", "6x64-se", "6x64-sex", "6x64-se3", "0x64",
+                          "6x-4", "6x64 "}) {
     auto r = parse_network_name(bad);
     EXPECT_FALSE(r.ok()) << bad;
   }

@@ -20,7 +20,8 @@ std::uint64_t flip(std::uint64_t b) { return __builtin_bswap64(b); }
 
 // Reads a board back from step `step` of the planes: the piece on each square
 // in absolute terms, given who was to move.
-std::array<chess::Piece, 64> board_from_planes(const InputPlanes& in, int step, chess::Color mover) {
+std::array<chess::Piece, 64> board_from_planes(const InputPlanes& in, int step,
+                                               chess::Color mover) {
   std::array<chess::Piece, 64> board;
   board.fill(chess::kNoPiece);
   for (int side = 0; side < 2; ++side)
@@ -52,8 +53,10 @@ TEST(Encoding, StartPosition) {
   EXPECT_EQ(in.masks[5], 1ULL << chess::kE1) << "own king";
   EXPECT_EQ(in.masks[11], 1ULL << chess::kE8) << "opponent king";
   EXPECT_EQ(in.masks[12], 0u) << "no repetition";
-  for (int p = kPlanesPerStep; p < kCastlingPlane; ++p) EXPECT_EQ(in.masks[p], 0u) << "no history, plane " << p;
-  for (int p = kCastlingPlane; p < kCastlingPlane + 4; ++p) EXPECT_EQ(in.masks[p], kAll) << "castling plane " << p;
+  for (int p = kPlanesPerStep; p < kCastlingPlane; ++p)
+    EXPECT_EQ(in.masks[p], 0u) << "no history, plane " << p;
+  for (int p = kCastlingPlane; p < kCastlingPlane + 4; ++p)
+    EXPECT_EQ(in.masks[p], kAll) << "castling plane " << p;
   EXPECT_EQ(in.masks[kBlackToMovePlane], 0u);
   EXPECT_EQ(in.masks[kRule50Plane], kAll);
   EXPECT_EQ(in.values[kRule50Plane], 0.0f);
@@ -101,20 +104,24 @@ TEST(Encoding, HistoryRoundTripsToTheEarlierBoards) {
     const chess::Color mover = pos.side_to_move();
     Position past = pos;
     for (int step = 0; step < kHistorySteps; ++step) {
-      EXPECT_EQ(board_from_planes(in, step, mover), board_of(past)) << pos.fen() << " step " << step;
+      EXPECT_EQ(board_from_planes(in, step, mover), board_of(past))
+          << pos.fen() << " step " << step;
       EXPECT_EQ(in.masks[step * kPlanesPerStep + 12] != 0, past.repetition_count() > 1);
       ++checked;
       if (past.plies_played() == 0) {
         for (int later = step + 1; later < kHistorySteps; ++later)
           for (int p = 0; p < kPlanesPerStep; ++p)
-            EXPECT_EQ(in.masks[later * kPlanesPerStep + p], 0u) << "history before the first position";
+            EXPECT_EQ(in.masks[later * kPlanesPerStep + p], 0u)
+                << "history before the first position";
         break;
       }
       past.unmake_move();
     }
     const bool white = mover == chess::kWhite;
-    EXPECT_EQ(in.masks[kCastlingPlane + 1] != 0, pos.can_castle(white ? chess::kWhiteOO : chess::kBlackOO));
-    EXPECT_EQ(in.masks[kCastlingPlane + 3] != 0, pos.can_castle(white ? chess::kBlackOO : chess::kWhiteOO));
+    EXPECT_EQ(in.masks[kCastlingPlane + 1] != 0,
+              pos.can_castle(white ? chess::kWhiteOO : chess::kBlackOO));
+    EXPECT_EQ(in.masks[kCastlingPlane + 3] != 0,
+              pos.can_castle(white ? chess::kBlackOO : chess::kWhiteOO));
     EXPECT_FLOAT_EQ(in.values[kRule50Plane], float(pos.halfmove_clock()) / 100.0f);
   }
   EXPECT_GT(checked, 800);
@@ -139,7 +146,8 @@ TEST(Encoding, ColourMirrorGivesTheSamePlanes) {
     }
     // Equal but for the move number (black moved first in the mirrored game).
     auto without_move_number = [](const std::string& fen) { return fen.substr(0, fen.rfind(' ')); };
-    ASSERT_EQ(without_move_number(mirrored.fen()), without_move_number(testing::mirror_fen(pos.fen())));
+    ASSERT_EQ(without_move_number(mirrored.fen()),
+              without_move_number(testing::mirror_fen(pos.fen())));
     InputPlanes a = encode(pos), b = encode(mirrored);
     EXPECT_NE(a.masks[kBlackToMovePlane], b.masks[kBlackToMovePlane]);
     a.masks[kBlackToMovePlane] = b.masks[kBlackToMovePlane] = 0;

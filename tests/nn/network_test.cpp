@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 #include <torch/nn/functional/activation.h>
 #include <torch/optim/adam.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <random>
 
 #include "chessrl/chess/movegen.h"
@@ -78,6 +80,20 @@ TEST(Network, CheckpointRoundTripGivesIdenticalOutputs) {
     NetworkOutput a = net->forward(x), b = (*loaded)->forward(x);
     EXPECT_TRUE(torch::equal(a.policy, b.policy)) << config.name();
     EXPECT_TRUE(torch::equal(a.wdl, b.wdl)) << config.name();
+
+    // And through a file.
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("chessrl_net_" + std::to_string(::getpid()) + ".ckpt"))
+                                 .string();
+    ASSERT_TRUE(save_checkpoint_file(*parsed, path).ok());
+    auto from_file = load_checkpoint_file(path);
+    std::filesystem::remove(path);
+    ASSERT_TRUE(from_file.ok()) << from_file.error();
+    Network reloaded = network_from_checkpoint(*from_file).value_or_throw();
+    reloaded->eval();
+    NetworkOutput c = reloaded->forward(x);
+    EXPECT_TRUE(torch::equal(a.policy, c.policy)) << config.name();
+    EXPECT_TRUE(torch::equal(a.wdl, c.wdl)) << config.name();
   }
 }
 
@@ -103,7 +119,8 @@ TEST(Network, CheckpointForAnotherArchitectureIsRefused) {
   r = load_weights(target, bad);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "checkpoint tensor 'value.fc2.bias' has shape [2], the network's is [3]");
-  EXPECT_TRUE(torch::equal(target_before, target->parameters()[0])) << "unchanged after a failed load";
+  EXPECT_TRUE(torch::equal(target_before, target->parameters()[0]))
+      << "unchanged after a failed load";
 
   Checkpoint missing = c;
   missing.tensors.pop_back();

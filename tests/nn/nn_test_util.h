@@ -16,7 +16,8 @@ namespace chessrl::nn::testing {
 
 // Positions met along seeded random games, each a Position with its full
 // history from the start. `per_game` positions are taken from each game.
-inline std::vector<chess::Position> random_positions(std::uint32_t seed, int count, int max_plies = 160) {
+inline std::vector<chess::Position> random_positions(std::uint32_t seed, int count,
+                                                     int max_plies = 160) {
   std::mt19937 rng(seed);
   std::vector<chess::Position> out;
   while (int(out.size()) < count) {
@@ -45,13 +46,15 @@ inline std::string mirror_fen(const std::string& fen) {
   for (int i = int(ranks.size()) - 1; i >= 0; --i) {
     for (char c : ranks[i])
       out += std::isalpha(static_cast<unsigned char>(c))
-                 ? char(std::isupper(static_cast<unsigned char>(c)) ? std::tolower(c) : std::toupper(c))
+                 ? char(std::isupper(static_cast<unsigned char>(c)) ? std::tolower(c)
+                                                                    : std::toupper(c))
                  : c;
     if (i) out += '/';
   }
   std::string cast;
   for (char c : std::string("KQkq")) {
-    const char want = std::isupper(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : char(std::toupper(c));
+    const char want =
+        std::isupper(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : char(std::toupper(c));
     if (castling.find(want) != std::string::npos) cast += c;
   }
   if (cast.empty()) cast = "-";

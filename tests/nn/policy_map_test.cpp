@@ -63,10 +63,11 @@ TEST(PolicyMap, DecodableIndicesAreTheMovesOfAnEmptyBoard) {
 // and no two legal moves of a position share an index.
 TEST(PolicyMap, EveryLegalMoveRoundTrips) {
   auto positions = testing::random_positions(3, 3000);
-  for (const char* fen : {"1n2k3/P7/8/8/8/8/8/4K3 w - - 0 1", "4k3/8/8/8/8/8/p7/1N2K3 b - - 0 1",
-                          "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1",
-                          "rnbqkbnr/1pp1pppp/p7/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",
-                          "4k3/8/8/8/3pP3/8/8/4K3 b - e3 0 1"})
+  for (const char* fen :
+       {"1n2k3/P7/8/8/8/8/8/4K3 w - - 0 1", "4k3/8/8/8/8/8/p7/1N2K3 b - - 0 1",
+        "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1",
+        "rnbqkbnr/1pp1pppp/p7/3pP3/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3",
+        "4k3/8/8/8/3pP3/8/8/4K3 b - e3 0 1"})
     positions.push_back(from_fen(fen));
   int moves_checked = 0, underpromotions = 0, castles = 0, en_passant = 0;
   for (const Position& pos : positions) {
@@ -78,7 +79,8 @@ TEST(PolicyMap, EveryLegalMoveRoundTrips) {
       EXPECT_TRUE(seen.insert(index).second) << pos.fen() << " " << chess::to_uci(m);
       auto back = move_from_policy_index(pos, index);
       ASSERT_TRUE(back.has_value()) << pos.fen() << " " << chess::to_uci(m);
-      EXPECT_EQ(*back, m) << pos.fen() << " " << chess::to_uci(m) << " came back as " << chess::to_uci(*back);
+      EXPECT_EQ(*back, m) << pos.fen() << " " << chess::to_uci(m) << " came back as "
+                          << chess::to_uci(*back);
       auto decoded = decode_policy_index(index, pos.side_to_move());
       ASSERT_TRUE(decoded.has_value());
       EXPECT_EQ(decoded->from, m.from());

@@ -40,7 +40,8 @@ class TorchBackendTest : public ::testing::Test {
     Network net = make_network({2, 16, 4}, 17);
     // Batch-norm statistics away from 0/1, so folding them is exercised.
     torch::Tensor x = torch::empty({std::int64_t(inputs_.size()), kInputPlanes, 8, 8});
-    for (size_t i = 0; i < inputs_.size(); ++i) expand(inputs_[i], x.data_ptr<float>() + i * kInputPlanes * 64);
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      expand(inputs_[i], x.data_ptr<float>() + i * kInputPlanes * 64);
     net->train();
     {
       torch::NoGradGuard no_grad;
@@ -51,9 +52,11 @@ class TorchBackendTest : public ::testing::Test {
     torch::NoGradGuard no_grad;
     NetworkOutput out = net->forward(x);
     torch::Tensor probs = torch::softmax(out.wdl, 1);
-    expected_.logits.assign(out.policy.data_ptr<float>(), out.policy.data_ptr<float>() + out.policy.numel());
+    expected_.logits.assign(out.policy.data_ptr<float>(),
+                            out.policy.data_ptr<float>() + out.policy.numel());
     for (std::int64_t i = 0; i < probs.size(0); ++i)
-      expected_.wdl.push_back({probs[i][0].item<float>(), probs[i][1].item<float>(), probs[i][2].item<float>()});
+      expected_.wdl.push_back(
+          {probs[i][0].item<float>(), probs[i][1].item<float>(), probs[i][2].item<float>()});
   }
   std::vector<chess::Position> positions_;
   std::vector<InputPlanes> inputs_;
@@ -65,7 +68,8 @@ class TorchBackendTest : public ::testing::Test {
 TEST_F(TorchBackendTest, MatchesTheNetworkForEveryOption) {
   for (bool channels_last : {false, true})
     for (bool fold : {false, true}) {
-      auto backend = make_torch_backend(checkpoint_, {.channels_last = channels_last, .fold_batchnorm = fold});
+      auto backend =
+          make_torch_backend(checkpoint_, {.channels_last = channels_last, .fold_batchnorm = fold});
       ASSERT_TRUE(backend.ok()) << backend.error();
       EXPECT_LT(max_difference(run(**backend, inputs_), expected_), 1e-4f)
           << (*backend)->describe();
@@ -90,7 +94,8 @@ TEST_F(TorchBackendTest, ConcurrentCallsAreSafe) {
   std::atomic<int> bad{0};
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
-      for (int rep = 0; rep < 5; ++rep) bad += max_difference(run(*backend, inputs_), expected_) > 1e-4f;
+      for (int rep = 0; rep < 5; ++rep)
+        bad += max_difference(run(*backend, inputs_), expected_) > 1e-4f;
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(bad.load(), 0);
@@ -98,14 +103,16 @@ TEST_F(TorchBackendTest, ConcurrentCallsAreSafe) {
 
 TEST_F(TorchBackendTest, ThroughTheBatchEvaluator) {
   std::shared_ptr<InferenceBackend> backend = make_torch_backend(checkpoint_, {}).value_or_throw();
-  BatchEvaluator evaluator(backend, {.max_batch = 8, .batch_timeout = std::chrono::microseconds(300)});
+  BatchEvaluator evaluator(backend,
+                           {.max_batch = 8, .batch_timeout = std::chrono::microseconds(300)});
   std::vector<EvalRequest> requests(positions_.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < positions_.size(); ++i) {
     const chess::MoveList moves = chess::legal_moves(positions_[i]);
     prepare(requests[i], positions_[i], std::span<const chess::Move>(moves.begin(), moves.end()));
   }
-  for (size_t i = 0; i < requests.size(); ++i) threads.emplace_back([&, i] { evaluator.evaluate(requests[i]); });
+  for (size_t i = 0; i < requests.size(); ++i)
+    threads.emplace_back([&, i] { evaluator.evaluate(requests[i]); });
   for (auto& t : threads) t.join();
   for (size_t i = 0; i < requests.size(); ++i) {
     const EvalRequest& r = requests[i];
@@ -114,7 +121,8 @@ TEST_F(TorchBackendTest, ThroughTheBatchEvaluator) {
     for (int k = 0; k < r.num_moves; ++k) max_logit = std::max(max_logit, l[r.policy_index[k]]);
     for (int k = 0; k < r.num_moves; ++k) sum += std::exp(l[r.policy_index[k]] - max_logit);
     for (int k = 0; k < r.num_moves; ++k)
-      EXPECT_NEAR(r.priors[k], std::exp(l[r.policy_index[k]] - max_logit) / sum, 1e-5f) << i << " " << k;
+      EXPECT_NEAR(r.priors[k], std::exp(l[r.policy_index[k]] - max_logit) / sum, 1e-5f)
+          << i << " " << k;
     EXPECT_NEAR(r.wdl.win, expected_.wdl[i].win, 1e-5f);
   }
 }
@@ -141,7 +149,10 @@ TEST_F(TorchBackendTest, BadOptionsAreNamed) {
 TEST_F(TorchBackendTest, PrefersAStreamPerCoreGroup) {
   const CpuSplit split = default_cpu_split();
   EXPECT_EQ(make_torch_backend(checkpoint_, {})->get()->preferred_streams(), split.workers);
-  EXPECT_EQ(make_torch_backend(checkpoint_, {.threads = split.workers * split.threads})->get()->preferred_streams(), 1);
+  EXPECT_EQ(make_torch_backend(checkpoint_, {.threads = split.workers * split.threads})
+                ->get()
+                ->preferred_streams(),
+            1);
   EXPECT_EQ(default_cpu_split(2).workers, 2);
   EXPECT_EQ(default_cpu_split(2).threads, 1);
   EXPECT_EQ(default_cpu_split(16).workers, 4);

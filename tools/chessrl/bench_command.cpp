@@ -43,7 +43,8 @@ std::vector<chess::Position> bench_positions(int count) {
   while (int(out.size()) < count) {
     chess::Position pos;
     const int plies = std::uniform_int_distribution<int>(4, 120)(rng);
-    for (int ply = 0; ply < plies && chess::game_result(pos).reason == chess::Termination::kNone; ++ply) {
+    for (int ply = 0; ply < plies && chess::game_result(pos).reason == chess::Termination::kNone;
+         ++ply) {
       const chess::MoveList moves = chess::legal_moves(pos);
       pos.make_move(moves[std::uniform_int_distribution<int>(0, moves.size() - 1)(rng)]);
     }
@@ -57,8 +58,8 @@ struct RawResult {
   double ms_per_batch;
 };
 
-RawResult measure_raw_here(nn::InferenceBackend& backend, const std::vector<nn::InputPlanes>& inputs,
-                          double seconds) {
+RawResult measure_raw_here(nn::InferenceBackend& backend,
+                           const std::vector<nn::InputPlanes>& inputs, double seconds) {
   std::vector<float> logits(inputs.size() * nn::kPolicySize);
   std::vector<nn::Wdl> wdl(inputs.size());
   int passes = 0;
@@ -81,7 +82,8 @@ RawResult measure_raw(nn::InferenceBackend& backend, const std::vector<nn::Input
   std::vector<RawResult> results(static_cast<size_t>(streams));
   std::vector<std::thread> threads;
   for (int i = 0; i < streams; ++i)
-    threads.emplace_back([&, i] { results[size_t(i)] = measure_raw_here(backend, inputs, seconds); });
+    threads.emplace_back(
+        [&, i] { results[size_t(i)] = measure_raw_here(backend, inputs, seconds); });
   for (auto& t : threads) t.join();
   RawResult total{0, 0};
   for (const RawResult& r : results) {
@@ -154,7 +156,8 @@ void print_encoding_cost(std::vector<chess::Position> positions, int repeat) {
     auto start = Clock::now();
     for (int round = 0; round < kRounds; ++round)
       for (size_t i = 0; i < positions.size(); ++i)
-        nn::prepare(request, positions[i], std::span<const chess::Move>(moves[i].begin(), moves[i].end()));
+        nn::prepare(request, positions[i],
+                    std::span<const chess::Move>(moves[i].begin(), moves[i].end()));
     prepare_ns.push_back(1e9 * seconds_since(start) / double(kRounds * positions.size()));
     start = Clock::now();
     for (int round = 0; round < kRounds; ++round)
@@ -166,9 +169,11 @@ void print_encoding_cost(std::vector<chess::Position> positions, int repeat) {
     volatile float sink = planes[nn::kOnesPlane * 64];
     (void)sink;
   }
-  std::printf("per position, on the caller's thread: prepare (encode 8 plies of history + policy indices) %.0f ns, "
-              "expand to floats %.0f ns\n",
-              median(prepare_ns), median(expand_ns));
+  std::printf(
+      "per position, on the caller's thread: prepare (encode 8 plies of history + policy indices) "
+      "%.0f ns, "
+      "expand to floats %.0f ns\n",
+      median(prepare_ns), median(expand_ns));
 }
 
 nn::Checkpoint bench_checkpoint(const NnBenchOptions& o, const std::string& net) {
@@ -197,7 +202,9 @@ void run_nn_bench(NnBenchOptions o) {
       o.threads > 0 ? o.threads : std::max(1, split.workers * split.threads / workers);
   const int max_batch = *std::max_element(o.batches.begin(), o.batches.end());
   // Enough callers that every worker has a batch in flight and one more waits.
-  auto callers_for = [&](int batch) { return o.callers > 0 ? o.callers : std::max(2, (workers + 1) * batch); };
+  auto callers_for = [&](int batch) {
+    return o.callers > 0 ? o.callers : std::max(2, (workers + 1) * batch);
+  };
   const int max_callers = callers_for(max_batch);
   const auto positions = bench_positions(std::max(max_batch, max_callers));
 
@@ -207,8 +214,9 @@ void run_nn_bench(NnBenchOptions o) {
     std::string name = net;
     std::shared_ptr<nn::InferenceBackend> backend;
     if (fake) {
-      backend = std::make_shared<nn::FakeBackend>(o.backend == "uniform" ? nn::FakeBackend::Mode::kUniform
-                                                                          : nn::FakeBackend::Mode::kRandom);
+      backend = std::make_shared<nn::FakeBackend>(o.backend == "uniform"
+                                                      ? nn::FakeBackend::Mode::kUniform
+                                                      : nn::FakeBackend::Mode::kRandom);
     } else {
       const nn::Checkpoint checkpoint = bench_checkpoint(o, net);
       name = checkpoint.info.config.name();
@@ -216,10 +224,12 @@ void run_nn_bench(NnBenchOptions o) {
     }
     if (!header) {
       const nn::TorchInfo info = nn::torch_info();
-      std::printf("bench nn: LibTorch %s, %s; %d forward stream(s) (raw) = %d BatchEvaluator worker(s), "
-                  "%d CPU thread(s) each; median of %d run(s) of %.1f s; efficiency = eval / raw, per run\n",
-                  info.version.c_str(), backend->describe().c_str(), workers, workers, info.cpu_threads,
-                  o.repeat, o.seconds);
+      std::printf(
+          "bench nn: LibTorch %s, %s; %d forward stream(s) (raw) = %d BatchEvaluator worker(s), "
+          "%d CPU thread(s) each; median of %d run(s) of %.1f s; efficiency = eval / raw, per "
+          "run\n",
+          info.version.c_str(), backend->describe().c_str(), workers, workers, info.cpu_threads,
+          o.repeat, o.seconds);
       std::printf("%-10s %5s %12s %10s %8s %12s %10s %11s %10s\n", "net", "batch", "raw evals/s",
                   "ms/batch", "callers", "eval evals/s", "mean batch", "p50 lat ms", "efficiency");
       header = true;
@@ -232,13 +242,15 @@ void run_nn_bench(NnBenchOptions o) {
       measure_raw(*backend, inputs, 0.3, workers);
       std::vector<double> raw, ms, through, fill, latency, ratio;
       for (int r = 0; r < o.repeat; ++r) {
-        progress.show("%s batch %d: run %d/%d, backend alone", name.c_str(), batch, r + 1, o.repeat);
+        progress.show("%s batch %d: run %d/%d, backend alone", name.c_str(), batch, r + 1,
+                      o.repeat);
         const RawResult rr = measure_raw(*backend, inputs, o.seconds, workers);
         raw.push_back(rr.evals_per_second);
         ms.push_back(rr.ms_per_batch);
         progress.show("%s batch %d: run %d/%d, through BatchEvaluator with %d callers",
                       name.c_str(), batch, r + 1, o.repeat, callers);
-        const EvaluatorResult er = measure_evaluator(backend, positions, batch, callers, workers, o.seconds);
+        const EvaluatorResult er =
+            measure_evaluator(backend, positions, batch, callers, workers, o.seconds);
         through.push_back(er.evals_per_second);
         ratio.push_back(er.evals_per_second / rr.evals_per_second);
         fill.push_back(er.mean_batch);
@@ -246,9 +258,9 @@ void run_nn_bench(NnBenchOptions o) {
       }
       progress.clear();
       const double raw_rate = median(raw), eval_rate = median(through);
-      std::printf("%-10s %5d %12.0f %10.2f %8d %12.0f %10.1f %11.2f %10.3f\n",
-                  name.c_str(), batch, raw_rate, median(ms), callers, eval_rate,
-                  median(fill), median(latency), median(ratio));
+      std::printf("%-10s %5d %12.0f %10.2f %8d %12.0f %10.1f %11.2f %10.3f\n", name.c_str(), batch,
+                  raw_rate, median(ms), callers, eval_rate, median(fill), median(latency),
+                  median(ratio));
       std::fflush(stdout);
     }
   }
@@ -278,11 +290,19 @@ void add_bench_command(CLI::App& app) {
   nn_cmd->add_option("--device", o->device, "cpu, cuda or cuda:N")->capture_default_str();
   nn_cmd->add_option("--precision", o->precision, "fp32, fp16 or bf16 (fp16/bf16 need CUDA)")
       ->capture_default_str();
-  nn_cmd->add_option("--threads", o->threads, "LibTorch CPU threads per forward pass (0: the cores over the workers)")
+  nn_cmd
+      ->add_option("--threads", o->threads,
+                   "LibTorch CPU threads per forward pass (0: the cores over the workers)")
       ->check(CLI::Range(0, 1024));
-  nn_cmd->add_option("--callers", o->callers, "Concurrent callers of BatchEvaluator, one position each (0: (workers + 1) x batch)")
+  nn_cmd
+      ->add_option(
+          "--callers", o->callers,
+          "Concurrent callers of BatchEvaluator, one position each (0: (workers + 1) x batch)")
       ->check(CLI::Range(0, 8192));
-  nn_cmd->add_option("--workers", o->workers, "BatchEvaluator workers, and concurrent streams for the raw figure (0: up to 4 on CPU, 2 on CUDA)")
+  nn_cmd
+      ->add_option("--workers", o->workers,
+                   "BatchEvaluator workers, and concurrent streams for the raw figure (0: up to 4 "
+                   "on CPU, 2 on CUDA)")
       ->check(CLI::Range(0, 64));
   nn_cmd->add_option("--seconds", o->seconds, "Length of each timed run")
       ->check(CLI::Range(0.1, 600.0))
@@ -291,8 +311,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   nn_cmd->add_option("--model", o->model, "Benchmark this checkpoint instead of fresh networks");
-  nn_cmd->add_option("--backend", o->backend,
-                     "torch, or uniform/random: no network, to measure BatchEvaluator's own cost")
+  nn_cmd
+      ->add_option("--backend", o->backend,
+                   "torch, or uniform/random: no network, to measure BatchEvaluator's own cost")
       ->check(CLI::IsMember({"torch", "uniform", "random"}))
       ->capture_default_str();
   nn_cmd->callback([o] { run_nn_bench(*o); });

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/uci_session.h"
-#include "bench_util.h"
 #include "commands.h"
 
 namespace chessrl::tool {

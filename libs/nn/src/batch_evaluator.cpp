@@ -1,14 +1,14 @@
 #include "chessrl/nn/batch_evaluator.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cmath>
 #include <unordered_map>
-
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace chessrl::nn {
 
@@ -21,8 +21,8 @@ static_assert(sizeof(std::atomic<std::int32_t>) == sizeof(std::int32_t) &&
 
 // Sleeps while *word == expected (returns at once if it is not, or on a signal).
 void futex_wait(std::atomic<std::int32_t>& word, std::int32_t expected) {
-  ::syscall(SYS_futex, reinterpret_cast<std::int32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr,
-            nullptr, 0);
+  ::syscall(SYS_futex, reinterpret_cast<std::int32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
+            nullptr, nullptr, 0);
 }
 
 // Wakes the threads sleeping on `word`. Takes only the address: the object may
@@ -262,12 +262,12 @@ void BatchEvaluator::run_batch(std::vector<Pending>& batch, std::vector<InputPla
       r.wdl = wdl[i];
       if (cache_ && r.key != 0) cache_->insert(r);
     }
-    const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
-        Clock::now() - batch[i].enqueued);
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - batch[i].enqueued);
     latency_ns += std::uint64_t(waited.count()) * 1000;
     const int bucket = waited.count() < 1 ? 0 : int(4 * std::log2(double(waited.count())));
-    counters_->latency_histogram[std::clamp(bucket, 0, EvaluatorStats::kLatencyBuckets - 1)].fetch_add(
-        1, std::memory_order_relaxed);
+    counters_->latency_histogram[std::clamp(bucket, 0, EvaluatorStats::kLatencyBuckets - 1)]
+        .fetch_add(1, std::memory_order_relaxed);
 
     Group* g = batch[i].group;
     if (error && !g->error_claimed.exchange(true, std::memory_order_relaxed)) g->error = error;

@@ -95,11 +95,13 @@ Result<ModelInfo> info_from_json(std::string_view text) {
                     const std::string& where) -> Result<void> {
     auto it = obj.find(key);
     if (it == obj.end()) return fail("checkpoint metadata lacks " + where + key);
-    if (!it->is_number_integer()) return fail("checkpoint metadata " + where + key + " is not an integer");
+    if (!it->is_number_integer())
+      return fail("checkpoint metadata " + where + key + " is not an integer");
     const auto v = it->template get<std::int64_t>();
     using T = std::remove_reference_t<decltype(out)>;
     if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
-      return fail("checkpoint metadata " + where + key + " = " + std::to_string(v) + " is out of range");
+      return fail("checkpoint metadata " + where + key + " = " + std::to_string(v) +
+                  " is out of range");
     out = T(v);
     return {};
   };
@@ -132,15 +134,17 @@ Result<Sections> split(std::string_view bytes) {
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
     return fail("not a chess-rl checkpoint (the file does not start with CHRLCKPT)");
   if (bytes.size() < kHeaderSize + 4)
-    return fail("checkpoint is truncated: " + std::to_string(bytes.size()) + " bytes, less than its " +
-                std::to_string(kHeaderSize + 4) + "-byte header and checksum");
+    return fail("checkpoint is truncated: " + std::to_string(bytes.size()) +
+                " bytes, less than its " + std::to_string(kHeaderSize + 4) +
+                "-byte header and checksum");
   Reader header(bytes, "header");
   (void)header.bytes("magic", 8);
   auto version = header.get<std::uint32_t>("format version");
   if (!version) return fail(version.error());
   if (*version != kFormatVersion)
     return fail("checkpoint format version " + std::to_string(*version) +
-                " is not supported (this build reads version " + std::to_string(kFormatVersion) + ")");
+                " is not supported (this build reads version " + std::to_string(kFormatVersion) +
+                ")");
   auto body_len = header.get<std::uint64_t>("body length");
   if (!body_len) return fail(body_len.error());
   const std::uint64_t expected = kHeaderSize + *body_len + 4;
@@ -196,11 +200,13 @@ Result<std::vector<NamedTensor>> parse_tensors(std::string_view payload) {
     t.name = std::string(*name);
     auto type = r.get<std::uint8_t>("type");
     if (!type) return fail(type.error());
-    if (*type > 1) return fail("checkpoint tensor '" + t.name + "' has unknown type " + std::to_string(*type));
+    if (*type > 1)
+      return fail("checkpoint tensor '" + t.name + "' has unknown type " + std::to_string(*type));
     t.type = TensorType(*type);
     auto rank = r.get<std::uint8_t>("rank");
     if (!rank) return fail(rank.error());
-    if (*rank > kMaxRank) return fail("checkpoint tensor '" + t.name + "' has rank " + std::to_string(*rank));
+    if (*rank > kMaxRank)
+      return fail("checkpoint tensor '" + t.name + "' has rank " + std::to_string(*rank));
     std::uint64_t numel = 1;
     for (int d = 0; d < *rank; ++d) {
       auto dim = r.get<std::int64_t>("dimension");
@@ -209,7 +215,8 @@ Result<std::vector<NamedTensor>> parse_tensors(std::string_view payload) {
         return fail("checkpoint tensor '" + t.name + "' has dimension " + std::to_string(*dim));
       t.shape.push_back(*dim);
       numel *= std::uint64_t(*dim);
-      if (numel > (std::uint64_t(1) << 36)) return fail("checkpoint tensor '" + t.name + "' is too large");
+      if (numel > (std::uint64_t(1) << 36))
+        return fail("checkpoint tensor '" + t.name + "' is too large");
     }
     auto data = r.bytes("data", numel * element_size(t.type));
     if (!data) return fail("checkpoint tensor '" + t.name + "': " + data.error());
@@ -217,7 +224,9 @@ Result<std::vector<NamedTensor>> parse_tensors(std::string_view payload) {
     std::memcpy(t.data.data(), data->data(), data->size());
     out.push_back(std::move(t));
   }
-  if (r.left() != 0) return fail("checkpoint tensor table has " + std::to_string(r.left()) + " bytes after its last tensor");
+  if (r.left() != 0)
+    return fail("checkpoint tensor table has " + std::to_string(r.left()) +
+                " bytes after its last tensor");
   return out;
 }
 

@@ -25,8 +25,7 @@ inline std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 }
 
 // The 13 planes of one history step, seen by `us` (the side to move now).
-void encode_step(const chess::Position& pos, Color us, int step, bool repeated,
-                 InputPlanes& out) {
+void encode_step(const chess::Position& pos, Color us, int step, bool repeated, InputPlanes& out) {
   const bool mirror = us == chess::kBlack;
   const int base = step * kPlanesPerStep;
   for (int side = 0; side < 2; ++side) {
@@ -49,10 +48,14 @@ InputPlanes encode(chess::Position& pos, std::uint64_t* key) {
   const bool white = us == chess::kWhite;
 
   // Side and castling planes describe the position now.
-  out.masks[kCastlingPlane + 0] = pos.can_castle(white ? chess::kWhiteOOO : chess::kBlackOOO) ? kAll : 0;
-  out.masks[kCastlingPlane + 1] = pos.can_castle(white ? chess::kWhiteOO : chess::kBlackOO) ? kAll : 0;
-  out.masks[kCastlingPlane + 2] = pos.can_castle(white ? chess::kBlackOOO : chess::kWhiteOOO) ? kAll : 0;
-  out.masks[kCastlingPlane + 3] = pos.can_castle(white ? chess::kBlackOO : chess::kWhiteOO) ? kAll : 0;
+  out.masks[kCastlingPlane + 0] =
+      pos.can_castle(white ? chess::kWhiteOOO : chess::kBlackOOO) ? kAll : 0;
+  out.masks[kCastlingPlane + 1] =
+      pos.can_castle(white ? chess::kWhiteOO : chess::kBlackOO) ? kAll : 0;
+  out.masks[kCastlingPlane + 2] =
+      pos.can_castle(white ? chess::kBlackOOO : chess::kWhiteOOO) ? kAll : 0;
+  out.masks[kCastlingPlane + 3] =
+      pos.can_castle(white ? chess::kBlackOO : chess::kWhiteOO) ? kAll : 0;
   out.masks[kBlackToMovePlane] = white ? 0 : kAll;
   out.masks[kRule50Plane] = kAll;
   out.values[kRule50Plane] = float(pos.halfmove_clock()) / 100.0f;

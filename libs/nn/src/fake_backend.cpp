@@ -52,7 +52,8 @@ void FakeBackend::forward(std::span<const InputPlanes> inputs, std::span<float> 
 }
 
 std::string FakeBackend::describe() const {
-  return mode_ == Mode::kUniform ? "fake uniform" : "fake random (seed " + std::to_string(seed_) + ")";
+  return mode_ == Mode::kUniform ? "fake uniform"
+                                 : "fake random (seed " + std::to_string(seed_) + ")";
 }
 
 }  // namespace chessrl::nn

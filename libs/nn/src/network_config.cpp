@@ -13,8 +13,8 @@ std::string NetworkConfig::name() const {
 Result<void> NetworkConfig::validate() const {
   auto in_range = [](const char* field, int v, int lo, int hi) -> Result<void> {
     if (v < lo || v > hi)
-      return fail("network " + std::string(field) + " = " + std::to_string(v) + " is out of range " +
-                  std::to_string(lo) + ".." + std::to_string(hi));
+      return fail("network " + std::string(field) + " = " + std::to_string(v) +
+                  " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
     return {};
   };
   for (auto r : {in_range("blocks", blocks, 1, 64), in_range("filters", filters, 1, 1024),
@@ -23,8 +23,8 @@ Result<void> NetworkConfig::validate() const {
                  in_range("value_hidden", value_hidden, 1, 4096)})
     if (!r) return r;
   if (se_ratio > 0 && filters % se_ratio != 0)
-    return fail("network se_ratio = " + std::to_string(se_ratio) + " must divide filters = " +
-                std::to_string(filters));
+    return fail("network se_ratio = " + std::to_string(se_ratio) +
+                " must divide filters = " + std::to_string(filters));
   return {};
 }
 

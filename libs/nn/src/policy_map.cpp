@@ -13,7 +13,8 @@ using chess::Square;
 struct Step {
   int dx, dy;
 };
-constexpr Step kQueenDirs[8] = {{0, 1}, {1, 1}, {1, 0}, {1, -1}, {0, -1}, {-1, -1}, {-1, 0}, {-1, 1}};
+constexpr Step kQueenDirs[8] = {{0, 1},  {1, 1},   {1, 0},  {1, -1},
+                                {0, -1}, {-1, -1}, {-1, 0}, {-1, 1}};
 constexpr Step kKnightSteps[8] = {{1, 2},   {2, 1},   {2, -1}, {1, -2},
                                   {-1, -2}, {-2, -1}, {-2, 1}, {-1, 2}};
 constexpr int kKnightPlane = 56;
@@ -34,7 +35,8 @@ constexpr auto kPlaneOf = [] {
       }
     for (int k = 0; k < 8; ++k) {
       const int tx = x + kKnightSteps[k].dx, ty = y + kKnightSteps[k].dy;
-      if (tx >= 0 && tx <= 7 && ty >= 0 && ty <= 7) t[from][ty * 8 + tx] = std::int8_t(kKnightPlane + k);
+      if (tx >= 0 && tx <= 7 && ty >= 0 && ty <= 7)
+        t[from][ty * 8 + tx] = std::int8_t(kKnightPlane + k);
     }
   }
   return t;

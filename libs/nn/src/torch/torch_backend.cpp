@@ -3,11 +3,10 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
-#include <torch/cuda.h>
-#include <torch/version.h>
-
 #include <dlfcn.h>
 #include <malloc.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <cstring>
 #include <thread>
@@ -18,7 +17,8 @@
 namespace chessrl::nn {
 namespace {
 
-static_assert(sizeof(InputPlanes) == kInputPlanes * 12, "InputPlanes must be masks then values, unpadded");
+static_assert(sizeof(InputPlanes) == kInputPlanes * 12,
+              "InputPlanes must be masks then values, unpadded");
 
 torch::ScalarType scalar_type(Precision p) {
   switch (p) {
@@ -33,9 +33,13 @@ torch::ScalarType scalar_type(Precision p) {
 
 class TorchBackend : public InferenceBackend {
  public:
-  TorchBackend(Network network, torch::Device device, const TorchBackendOptions& options, int streams)
-      : network_(std::move(network)), device_(device), options_(options),
-        dtype_(scalar_type(options.precision)), streams_(streams) {}
+  TorchBackend(Network network, torch::Device device, const TorchBackendOptions& options,
+               int streams)
+      : network_(std::move(network)),
+        device_(device),
+        options_(options),
+        dtype_(scalar_type(options.precision)),
+        streams_(streams) {}
 
   void forward(std::span<const InputPlanes> inputs, std::span<float> policy_logits,
                std::span<Wdl> wdl) override {
@@ -47,12 +51,15 @@ class TorchBackend : public InferenceBackend {
       if (options_.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
       NetworkOutput out = network_->forward(x);
       torch::Tensor policy = out.policy.to(torch::kCPU, torch::kFloat).contiguous();
-      torch::Tensor probs = torch::softmax(out.wdl.to(torch::kFloat), 1).to(torch::kCPU).contiguous();
-      std::memcpy(policy_logits.data(), policy.data_ptr<float>(), size_t(n) * kPolicySize * sizeof(float));
+      torch::Tensor probs =
+          torch::softmax(out.wdl.to(torch::kFloat), 1).to(torch::kCPU).contiguous();
+      std::memcpy(policy_logits.data(), policy.data_ptr<float>(),
+                  size_t(n) * kPolicySize * sizeof(float));
       const float* p = probs.data_ptr<float>();
       for (std::int64_t i = 0; i < n; ++i) wdl[size_t(i)] = {p[3 * i], p[3 * i + 1], p[3 * i + 2]};
     } catch (const c10::Error& e) {
-      throw Error("libtorch forward pass on " + device_.str() + " failed: " + e.what_without_backtrace());
+      throw Error("libtorch forward pass on " + device_.str() +
+                  " failed: " + e.what_without_backtrace());
     }
   }
 
@@ -77,12 +84,15 @@ class TorchBackend : public InferenceBackend {
   torch::Tensor expand_on_device(std::span<const InputPlanes> inputs) {
     const auto n = std::int64_t(inputs.size());
     constexpr std::int64_t kBytes = sizeof(InputPlanes);
-    torch::Tensor host = torch::empty({n, kBytes}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
+    torch::Tensor host =
+        torch::empty({n, kBytes}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
     std::memcpy(host.data_ptr(), inputs.data(), size_t(n * kBytes));
     torch::Tensor dev = host.to(device_, /*non_blocking=*/true);
     torch::Tensor masks = dev.narrow(1, 0, kInputPlanes * 8).contiguous().view(torch::kLong);
-    torch::Tensor values = dev.narrow(1, kInputPlanes * 8, kInputPlanes * 4).contiguous().view(torch::kFloat);
-    if (!shifts_.defined()) shifts_ = torch::arange(64, torch::TensorOptions(torch::kLong).device(device_));
+    torch::Tensor values =
+        dev.narrow(1, kInputPlanes * 8, kInputPlanes * 4).contiguous().view(torch::kFloat);
+    if (!shifts_.defined())
+      shifts_ = torch::arange(64, torch::TensorOptions(torch::kLong).device(device_));
     torch::Tensor bits = masks.unsqueeze(-1).bitwise_right_shift(shifts_).bitwise_and(1);
     return (bits.to(dtype_) * values.unsqueeze(-1).to(dtype_)).view({n, kInputPlanes, 8, 8});
   }
@@ -105,7 +115,8 @@ void place(Network& network, torch::Device device, torch::ScalarType dtype, bool
     auto* conv = dynamic_cast<torch::nn::Conv2dImpl*>(module.get());
     if (!conv) continue;
     if (conv->bias.defined()) conv->bias = conv->bias.to(device, dtype);
-    if (channels_last) conv->weight.set_data(conv->weight.contiguous(at::MemoryFormat::ChannelsLast));
+    if (channels_last)
+      conv->weight.set_data(conv->weight.contiguous(at::MemoryFormat::ChannelsLast));
   }
 }
 
@@ -191,14 +202,16 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
     const int count = int(torch::cuda::device_count());
     if (count == 0) return fail("device '" + options.device + "': no CUDA GPU is visible");
     if (device->has_index() && device->index() >= count)
-      return fail("device '" + options.device + "': only " + std::to_string(count) + " GPU(s) visible");
+      return fail("device '" + options.device + "': only " + std::to_string(count) +
+                  " GPU(s) visible");
     // TF32 for any fp32 matrix work left, and cuDNN picking the fastest kernels.
     at::globalContext().setAllowTF32CuBLAS(true);
     at::globalContext().setAllowTF32CuDNN(true);
     at::globalContext().setBenchmarkCuDNN(true);
   } else {
     if (options.precision != Precision::kFloat32)
-      return fail("precision " + precision_name(options.precision) + " needs a CUDA device; the CPU runs fp32");
+      return fail("precision " + precision_name(options.precision) +
+                  " needs a CUDA device; the CPU runs fp32");
     const int threads = options.threads > 0 ? options.threads : default_cpu_split().threads;
     at::set_num_threads(threads);
     set_openblas_threads(threads);
@@ -213,9 +226,11 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
     if (options.fold_batchnorm) (*network)->fold_batchnorm();
     place(*network, *device, scalar_type(options.precision), options.channels_last);
   } catch (const c10::Error& e) {
-    return fail("cannot place the network on " + options.device + ": " + e.what_without_backtrace());
+    return fail("cannot place the network on " + options.device + ": " +
+                e.what_without_backtrace());
   }
-  return std::unique_ptr<InferenceBackend>(std::make_unique<TorchBackend>(std::move(*network), *device, options, streams));
+  return std::unique_ptr<InferenceBackend>(
+      std::make_unique<TorchBackend>(std::move(*network), *device, options, streams));
 }
 
 }  // namespace chessrl::nn

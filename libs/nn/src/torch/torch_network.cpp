@@ -49,7 +49,8 @@ void ConvBlockImpl::fold_batchnorm() {
 
 ResidualBlockImpl::ResidualBlockImpl(const ResidualBlockConfig& c) : config_(c) {
   auto conv = [&] {
-    return torch::nn::Conv2d(torch::nn::Conv2dOptions(c.filters, c.filters, 3).padding(1).bias(false));
+    return torch::nn::Conv2d(
+        torch::nn::Conv2dOptions(c.filters, c.filters, 3).padding(1).bias(false));
   };
   conv1_ = register_module("conv1", conv());
   bn1_ = register_module("bn1", torch::nn::BatchNorm2d(c.filters));
@@ -89,7 +90,8 @@ torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
 
 PolicyHeadImpl::PolicyHeadImpl(const PolicyHeadConfig& c) {
   conv_ = register_module("conv", ConvBlock(ConvBlockConfig{c.filters, c.filters, 3}));
-  planes_ = register_module("planes", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.filters, kPolicyPlanes, 1)));
+  planes_ = register_module(
+      "planes", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.filters, kPolicyPlanes, 1)));
 }
 
 torch::Tensor PolicyHeadImpl::forward(const torch::Tensor& x) {
@@ -111,9 +113,11 @@ NetworkImpl::NetworkImpl(const NetworkConfig& c) : config_(c) {
   input_ = register_module("input", ConvBlock(ConvBlockConfig{kInputPlanes, c.filters, 3}));
   tower_ = register_module("tower", torch::nn::ModuleList());
   const int se_channels = c.se_ratio > 0 ? c.filters / c.se_ratio : 0;
-  for (int i = 0; i < c.blocks; ++i) tower_->push_back(ResidualBlock(ResidualBlockConfig{c.filters, se_channels}));
+  for (int i = 0; i < c.blocks; ++i)
+    tower_->push_back(ResidualBlock(ResidualBlockConfig{c.filters, se_channels}));
   policy_ = register_module("policy", PolicyHead(PolicyHeadConfig{c.filters}));
-  value_ = register_module("value", ValueHead(ValueHeadConfig{c.filters, c.value_channels, c.value_hidden}));
+  value_ = register_module("value",
+                           ValueHead(ValueHeadConfig{c.filters, c.value_channels, c.value_hidden}));
 }
 
 NetworkOutput NetworkImpl::forward(const torch::Tensor& x) {
@@ -186,8 +190,8 @@ Result<void> load_weights(Network& network, const Checkpoint& checkpoint) {
   const NetworkConfig& have = network->config();
   const NetworkConfig& want = checkpoint.info.config;
   if (!(have == want))
-    return fail("checkpoint is for a " + want.name() + " network, not " + have.name() +
-                " (" + want.difference(have) + ")");
+    return fail("checkpoint is for a " + want.name() + " network, not " + have.name() + " (" +
+                want.difference(have) + ")");
   std::map<std::string, const NamedTensor*> by_name;
   for (const NamedTensor& t : checkpoint.tensors) by_name[t.name] = &t;
   auto state = named_state(network);

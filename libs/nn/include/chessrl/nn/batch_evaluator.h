@@ -48,18 +48,18 @@ void prepare(EvalRequest& request, chess::Position& pos, std::span<const chess::
 struct BatchEvaluatorOptions {
   int max_batch = 256;
   std::chrono::microseconds batch_timeout{2000};
-  int workers = 0;              // threads calling the backend; 0: backend.preferred_streams()
-  std::size_t cache_size = 0;   // positions kept; 0 disables the cache
+  int workers = 0;             // threads calling the backend; 0: backend.preferred_streams()
+  std::size_t cache_size = 0;  // positions kept; 0 disables the cache
 };
 
 // Counters since construction; take two snapshots and subtract for rates.
 struct EvaluatorStats {
-  std::uint64_t requests = 0;     // positions asked for
-  std::uint64_t cache_hits = 0;   // answered from the cache
-  std::uint64_t evaluated = 0;    // positions through the network
-  std::uint64_t batches = 0;      // forward passes
-  double forward_seconds = 0;     // time inside backend.forward
-  double latency_seconds = 0;     // summed enqueue-to-result time of evaluated positions
+  std::uint64_t requests = 0;    // positions asked for
+  std::uint64_t cache_hits = 0;  // answered from the cache
+  std::uint64_t evaluated = 0;   // positions through the network
+  std::uint64_t batches = 0;     // forward passes
+  double forward_seconds = 0;    // time inside backend.forward
+  double latency_seconds = 0;    // summed enqueue-to-result time of evaluated positions
   // Latency in microseconds, four buckets per doubling: bucket i holds
   // [2^(i/4), 2^((i+1)/4)) us, so quantiles are good to about 19%.
   static constexpr int kLatencyBuckets = 128;

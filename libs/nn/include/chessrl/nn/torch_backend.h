@@ -17,8 +17,8 @@ struct TorchBackendOptions {
   std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
   // Weights and activations on the device. fp16/bf16 need CUDA; the CPU runs fp32.
   Precision precision = Precision::kFloat32;
-  int threads = 0;             // CPU threads per forward pass (process-wide); 0: default_cpu_split()
-  bool channels_last = true;   // NHWC activations (much faster with oneDNN and cuDNN)
+  int threads = 0;            // CPU threads per forward pass (process-wide); 0: default_cpu_split()
+  bool channels_last = true;  // NHWC activations (much faster with oneDNN and cuDNN)
   bool fold_batchnorm = true;  // fold batch norm into the convolutions (inference only)
 };
 
@@ -42,10 +42,10 @@ CpuSplit default_cpu_split(int cores = 0);
 
 // Facts about the LibTorch this program runs with (for `chessrl doctor` and benchmarks).
 struct TorchInfo {
-  std::string version;        // e.g. "1.13.1"
-  bool cuda_build = false;    // LibTorch compiled with CUDA
-  int cuda_devices = 0;       // GPUs visible now
-  int cpu_threads = 0;        // intra-op threads
+  std::string version;      // e.g. "1.13.1"
+  bool cuda_build = false;  // LibTorch compiled with CUDA
+  int cuda_devices = 0;     // GPUs visible now
+  int cpu_threads = 0;      // intra-op threads
 };
 TorchInfo torch_info();
 
