@@ -15,7 +15,7 @@
 namespace chessrl::nn::testing {
 
 // Positions met along seeded random games, each a Position with its full
-// history from the start. `per_game` positions are taken from each game.
+// history from the start, one from each game, after a random number of plies.
 inline std::vector<chess::Position> random_positions(std::uint32_t seed, int count,
                                                      int max_plies = 160) {
   std::mt19937 rng(seed);

@@ -39,7 +39,11 @@ class TorchBackend : public InferenceBackend {
         device_(device),
         options_(options),
         dtype_(scalar_type(options.precision)),
-        streams_(streams) {}
+        streams_(streams) {
+    // Made once here: forward() runs on several threads and must not create it lazily.
+    if (!device_.is_cpu())
+      shifts_ = torch::arange(64, torch::TensorOptions(torch::kLong).device(device_));
+  }
 
   void forward(std::span<const InputPlanes> inputs, std::span<float> policy_logits,
                std::span<Wdl> wdl) override {
@@ -91,8 +95,6 @@ class TorchBackend : public InferenceBackend {
     torch::Tensor masks = dev.narrow(1, 0, kInputPlanes * 8).contiguous().view(torch::kLong);
     torch::Tensor values =
         dev.narrow(1, kInputPlanes * 8, kInputPlanes * 4).contiguous().view(torch::kFloat);
-    if (!shifts_.defined())
-      shifts_ = torch::arange(64, torch::TensorOptions(torch::kLong).device(device_));
     torch::Tensor bits = masks.unsqueeze(-1).bitwise_right_shift(shifts_).bitwise_and(1);
     return (bits.to(dtype_) * values.unsqueeze(-1).to(dtype_)).view({n, kInputPlanes, 8, 8});
   }
