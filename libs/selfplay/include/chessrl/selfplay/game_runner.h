@@ -1,0 +1,99 @@
+// GameRunner: plays many self-play games at once on a few threads, all through
+// one BatchEvaluator. Each thread owns a share of the game slots; every round
+// it gathers a few leaves from each of its games' searches, sends them all in
+// one evaluate() call and backs them up, so the network sees batches of about
+// concurrent_games x leaves_per_search positions while the threads wait.
+//
+// Each game's moves depend only on the runner seed, the game's index and the
+// network's outputs, never on thread timing: with a deterministic backend a
+// run is reproducible.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+#include <string>
+
+#include "chessrl/mcts/policies.h"
+#include "chessrl/mcts/search.h"
+#include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/selfplay/game_record.h"
+
+namespace chessrl::selfplay {
+
+// How each game is played.
+struct SelfPlayConfig {
+  mcts::SearchParams search;
+  mcts::PlayoutCap playouts;
+  mcts::TemperatureSchedule temperature;
+  mcts::ResignPolicy resign;
+  int max_plies = 512;            // a game still going after this many plies is a draw (move limit)
+  bool noise_on_reduced = false;  // root noise on reduced-visit searches too (KataGo: no)
+  bool tree_reuse = true;
+  Result<void> validate() const;
+};
+
+struct GameRunnerOptions {
+  SelfPlayConfig config;
+  int concurrent_games = 64;
+  int threads = 2;
+  int leaves_per_search = 8;  // leaves gathered from one game per round (virtual loss)
+  std::uint64_t seed = 1;
+  std::uint64_t max_games = 0;  // games to finish; 0: until stopped
+  std::string start_fen;        // empty: the standard start position
+  Result<void> validate() const;
+};
+
+// Counters since the runner was made; read at any time from any thread.
+struct RunnerStats {
+  std::uint64_t games = 0;
+  std::uint64_t positions = 0;  // moves played
+  std::uint64_t recorded = 0;   // moves with a training target
+  std::uint64_t playouts = 0;
+  std::uint64_t evaluations = 0;  // leaves sent to the evaluator
+  std::uint64_t white_wins = 0, black_wins = 0, draws = 0;
+  std::uint64_t resignations = 0;
+  std::uint64_t resign_checked = 0;          // resignation-disabled games where a side would have resigned
+  std::uint64_t resign_false_positives = 0;  // ... and that side did not lose
+  double resign_false_positive_rate() const {
+    return resign_checked ? double(resign_false_positives) / double(resign_checked) : 0;
+  }
+};
+
+class GameRunner {
+ public:
+  // `evaluator` must outlive the runner.
+  GameRunner(nn::BatchEvaluator& evaluator, GameRunnerOptions options);
+  ~GameRunner();
+
+  // Plays until max_games games have finished or *stop is set, then returns.
+  // `on_game` receives each finished game, from a runner thread, one call at a
+  // time. Games in progress when stop is seen are abandoned. The runner can
+  // run again; game indices continue where they stopped.
+  void run(const std::function<void(GameRecord&&)>& on_game, const std::atomic<bool>* stop = nullptr);
+  RunnerStats stats() const;
+  const GameRunnerOptions& options() const { return options_; }
+
+ private:
+  struct Slot;
+  struct Counters;
+  void thread_main(std::vector<Slot*> slots, const std::function<void(GameRecord&&)>& on_game,
+                   const std::atomic<bool>* stop, const std::atomic<bool>* failed);
+  bool start_game(Slot& slot);
+  void start_move(Slot& slot);
+  // After the search for the current move: records, resigns or plays.
+  // Returns true when the game is over.
+  bool finish_move(Slot& slot);
+
+  nn::BatchEvaluator& evaluator_;
+  GameRunnerOptions options_;
+  chess::Position start_;
+  std::atomic<std::uint64_t> next_index_{0};
+  std::unique_ptr<Counters> counters_;
+  std::mutex emit_mutex_;
+};
+
+}  // namespace chessrl::selfplay

@@ -1,0 +1,263 @@
+#include "chessrl/selfplay/game_runner.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <thread>
+
+#include "chessrl/chess/rules.h"
+
+namespace chessrl::selfplay {
+
+using chess::Outcome;
+using chess::Termination;
+
+Result<void> SelfPlayConfig::validate() const {
+  if (auto r = search.validate(); !r) return r;
+  if (auto r = playouts.validate(); !r) return r;
+  if (auto r = temperature.validate(); !r) return r;
+  if (auto r = resign.validate(); !r) return r;
+  if (max_plies < 1) return fail("max plies must be >= 1, got " + std::to_string(max_plies));
+  return {};
+}
+
+Result<void> GameRunnerOptions::validate() const {
+  if (auto r = config.validate(); !r) return r;
+  if (concurrent_games < 1)
+    return fail("concurrent games must be >= 1, got " + std::to_string(concurrent_games));
+  if (threads < 1) return fail("threads must be >= 1, got " + std::to_string(threads));
+  if (leaves_per_search < 1 || leaves_per_search > 1024)
+    return fail("leaves per search must be in [1, 1024], got " + std::to_string(leaves_per_search));
+  if (!start_fen.empty())
+    if (auto p = chess::Position::from_fen(start_fen); !p) return fail("start position: " + p.error());
+  return {};
+}
+
+struct GameRunner::Counters {
+  std::atomic<std::uint64_t> games{0}, positions{0}, recorded{0}, playouts{0}, evaluations{0};
+  std::atomic<std::uint64_t> white_wins{0}, black_wins{0}, draws{0}, resignations{0};
+  std::atomic<std::uint64_t> resign_checked{0}, resign_false_positives{0};
+};
+
+struct GameRunner::Slot {
+  explicit Slot(const mcts::SearchParams& params) : search(params) {}
+  bool active = false;
+  mcts::Search search;
+  mcts::Rng rng;
+  std::optional<mcts::ResignTracker> resign;
+  GameRecord record;
+  int target_visits = 0;
+  bool full = false;
+  int offset = 0, count = 0;
+};
+
+GameRunner::GameRunner(nn::BatchEvaluator& evaluator, GameRunnerOptions options)
+    : evaluator_(evaluator), options_(std::move(options)), counters_(std::make_unique<Counters>()) {
+  options_.validate().value_or_throw();
+  if (!options_.start_fen.empty())
+    start_ = chess::Position::from_fen(options_.start_fen).value_or_throw();
+}
+
+GameRunner::~GameRunner() = default;
+
+RunnerStats GameRunner::stats() const {
+  const Counters& c = *counters_;
+  RunnerStats s;
+  s.games = c.games.load();
+  s.positions = c.positions.load();
+  s.recorded = c.recorded.load();
+  s.playouts = c.playouts.load();
+  s.evaluations = c.evaluations.load();
+  s.white_wins = c.white_wins.load();
+  s.black_wins = c.black_wins.load();
+  s.draws = c.draws.load();
+  s.resignations = c.resignations.load();
+  s.resign_checked = c.resign_checked.load();
+  s.resign_false_positives = c.resign_false_positives.load();
+  return s;
+}
+
+bool GameRunner::start_game(Slot& slot) {
+  std::uint64_t index = next_index_.load();
+  do {
+    if (options_.max_games && index >= options_.max_games) return false;
+  } while (!next_index_.compare_exchange_weak(index, index + 1));
+
+  const std::uint64_t seed = mcts::mix64(options_.seed ^ mcts::mix64(index));
+  slot.rng = mcts::Rng(seed);
+  const mcts::ResignPolicy& resign = options_.config.resign;
+  const bool disabled = resign.enabled() && slot.rng.uniform() < double(resign.disabled_fraction);
+  slot.resign.emplace(resign, disabled);
+  slot.record = GameRecord{};
+  char id[48];
+  std::snprintf(id, sizeof id, "%016" PRIx64 "-%" PRIu64, options_.seed, index);
+  slot.record.id = id;
+  slot.record.index = index;
+  slot.record.seed = seed;
+  slot.record.start_fen = start_.fen();
+  slot.record.resign_disabled = disabled;
+  slot.search.reset(start_);
+  start_move(slot);
+  return true;
+}
+
+void GameRunner::start_move(Slot& slot) {
+  const SelfPlayConfig& config = options_.config;
+  const mcts::PlayoutCap::Draw draw = config.playouts.draw(slot.rng);
+  slot.target_visits = draw.visits;
+  slot.full = draw.full;
+  if ((draw.full || config.noise_on_reduced) && config.search.noise_fraction > 0)
+    slot.search.request_root_noise(slot.rng.next());
+}
+
+bool GameRunner::finish_move(Slot& slot) {
+  const SelfPlayConfig& config = options_.config;
+  mcts::Search& search = slot.search;
+  GameRecord& record = slot.record;
+  const int ply = int(record.moves.size());
+  const chess::Color side = search.position().side_to_move();
+  const nn::Wdl wdl = search.root_wdl();
+  const float value = wdl.value();
+
+  if (slot.full && search.num_root_moves() > 1) {
+    MoveTarget target;
+    target.ply = ply;
+    target.root_value = value;
+    target.root_draw = wdl.draw;
+    target.visits = search.root_visits();
+    double total = 0;
+    const std::vector<mcts::ChildInfo> children = search.children();
+    for (const mcts::ChildInfo& c : children) total += c.visits;
+    for (const mcts::ChildInfo& c : children)
+      if (c.visits > 0) target.policy.push_back({c.move, float(double(c.visits) / total)});
+    if (!target.policy.empty()) {
+      record.targets.push_back(std::move(target));
+      counters_->recorded.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  if (slot.resign->update(side, value, ply)) {
+    record.result = {side == chess::kWhite ? Outcome::kBlackWins : Outcome::kWhiteWins,
+                     Termination::kResignation};
+    return true;
+  }
+
+  const chess::Move move = mcts::choose_move(search, config.temperature.at(ply), slot.rng);
+  record.moves.push_back(move);
+  counters_->positions.fetch_add(1, std::memory_order_relaxed);
+  if (config.tree_reuse) {
+    search.advance(move);
+  } else {
+    chess::Position next = search.position();
+    next.make_move(move);
+    search.reset(next);
+  }
+  const chess::GameResult result = chess::game_result(search.position());
+  if (result.is_over()) {
+    record.result = result;
+    return true;
+  }
+  if (int(record.moves.size()) >= config.max_plies) {
+    record.result = {Outcome::kDraw, Termination::kMoveLimit};
+    return true;
+  }
+  start_move(slot);
+  return false;
+}
+
+void GameRunner::thread_main(std::vector<Slot*> slots,
+                             const std::function<void(GameRecord&&)>& on_game,
+                             const std::atomic<bool>* stop, const std::atomic<bool>* failed) {
+  const auto leaves = std::size_t(options_.leaves_per_search);
+  std::vector<nn::EvalRequest> buffer(slots.size() * leaves);
+  Counters& counters = *counters_;
+  for (;;) {
+    if (stop && stop->load(std::memory_order_relaxed)) break;
+    if (failed->load(std::memory_order_relaxed)) break;
+    bool any = false;
+    for (Slot* s : slots) {
+      if (!s->active) s->active = start_game(*s);
+      any = any || s->active;
+    }
+    if (!any) break;
+
+    std::size_t n = 0;
+    std::uint64_t playouts_before = 0;
+    for (Slot* s : slots) {
+      if (!s->active) continue;
+      playouts_before += s->search.counters().playouts;
+      const std::uint64_t have = s->search.root_visits();
+      const std::uint64_t target = std::uint64_t(s->target_visits);
+      s->offset = int(n);
+      s->count = s->search.gather(std::span<nn::EvalRequest>(buffer.data() + n, leaves),
+                                  have < target ? target - have : 0);
+      n += std::size_t(s->count);
+    }
+    if (n > 0) evaluator_.evaluate(std::span<nn::EvalRequest>(buffer.data(), n));
+    counters.evaluations.fetch_add(n, std::memory_order_relaxed);
+
+    std::uint64_t playouts_after = 0;
+    for (Slot* s : slots) {
+      if (!s->active) continue;
+      mcts::Search& search = s->search;
+      search.backup(std::span<const nn::EvalRequest>(buffer.data() + s->offset, std::size_t(s->count)));
+      playouts_after += search.counters().playouts;
+      const bool done = search.root_expanded() &&
+                        (search.root_visits() >= std::uint32_t(s->target_visits) ||
+                         search.num_root_moves() == 1);
+      if (!done) continue;
+      // The move ends the search; a finished game may reset the counters.
+      if (!finish_move(*s)) continue;
+      s->active = false;
+      GameRecord& record = s->record;
+      const mcts::ResignTracker& resign = *s->resign;
+      record.would_resign_ply = resign.would_have_resigned_ply();
+      record.would_resign_side = resign.would_have_resigned_side();
+      counters.games.fetch_add(1);
+      switch (record.result.outcome) {
+        case Outcome::kWhiteWins: counters.white_wins.fetch_add(1); break;
+        case Outcome::kBlackWins: counters.black_wins.fetch_add(1); break;
+        default: counters.draws.fetch_add(1); break;
+      }
+      if (record.result.reason == Termination::kResignation) counters.resignations.fetch_add(1);
+      if (record.resign_disabled && record.would_resign_ply >= 0) {
+        counters.resign_checked.fetch_add(1);
+        if (record.resign_false_positive()) counters.resign_false_positives.fetch_add(1);
+      }
+      if (on_game) {
+        std::lock_guard lock(emit_mutex_);
+        on_game(std::move(record));
+      }
+    }
+    counters.playouts.fetch_add(playouts_after - playouts_before, std::memory_order_relaxed);
+  }
+}
+
+void GameRunner::run(const std::function<void(GameRecord&&)>& on_game, const std::atomic<bool>* stop) {
+  std::vector<std::unique_ptr<Slot>> slots;
+  for (int i = 0; i < options_.concurrent_games; ++i)
+    slots.push_back(std::make_unique<Slot>(options_.config.search));
+  const int threads = std::min(options_.threads, options_.concurrent_games);
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
+  std::atomic<bool> failed{false};  // a thread that fails stops the others at their next round
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    std::vector<Slot*> mine;
+    for (int i = t; i < options_.concurrent_games; i += threads)
+      mine.push_back(slots[std::size_t(i)].get());
+    pool.emplace_back([this, mine, &on_game, stop, &errors, &failed, t] {
+      try {
+        thread_main(mine, on_game, stop, &failed);
+      } catch (...) {
+        errors[std::size_t(t)] = std::current_exception();
+        failed = true;
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace chessrl::selfplay

@@ -1,0 +1,265 @@
+#include "chessrl/mcts/search.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "../chess/chess_test_util.h"
+#include "../nn/nn_test_util.h"
+#include "chessrl/chess/movegen.h"
+#include "chessrl/chess/notation.h"
+#include "chessrl/chess/rules.h"
+
+namespace chessrl::mcts {
+namespace {
+
+using chess::Move;
+using chess::Position;
+using chess::testing::from_fen;
+
+std::shared_ptr<nn::InferenceBackend> uniform() {
+  return std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kUniform);
+}
+
+struct Engine {
+  explicit Engine(std::shared_ptr<nn::InferenceBackend> backend = uniform(), SearchParams params = {})
+      : evaluator(std::move(backend), {.max_batch = 64, .batch_timeout = std::chrono::microseconds(50)}),
+        search(params) {}
+  SearchProgress run(const Position& pos, std::uint64_t visits, int leaves = 8) {
+    search.reset(pos);
+    return run_search(search, evaluator, {.visits = visits, .leaves_per_round = leaves});
+  }
+  nn::BatchEvaluator evaluator;
+  Search search;
+};
+
+bool is_mate_in_one(Position& pos) {
+  for (Move m : chess::legal_moves(pos)) {
+    pos.make_move(m);
+    const bool mate = chess::game_result(pos).reason == chess::Termination::kCheckmate;
+    pos.unmake_move();
+    if (mate) return true;
+  }
+  return false;
+}
+
+// Whether `key` forces mate on the next move (an independent brute-force check).
+bool forces_mate_in_two(Position pos, Move key) {
+  pos.make_move(key);
+  const chess::MoveList replies = chess::legal_moves(pos);
+  if (replies.empty()) return false;  // that would be mate in one (or stalemate)
+  for (Move reply : replies) {
+    pos.make_move(reply);
+    const bool mates = is_mate_in_one(pos);
+    pos.unmake_move();
+    if (!mates) return false;
+  }
+  return true;
+}
+
+TEST(Search, FindsMateInOne) {
+  for (const char* fen : {"r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
+                          "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
+                          "7K/8/8/8/8/8/5q2/6rk b - - 0 1"}) {
+    SCOPED_TRACE(fen);
+    Engine engine;
+    Position pos = from_fen(fen);
+    engine.run(pos, 400);
+    const Move best = engine.search.best_move();
+    pos.make_move(best);
+    EXPECT_EQ(chess::game_result(pos).reason, chess::Termination::kCheckmate) << chess::to_uci(best);
+    // Proven: the root's side to move wins by force.
+    const nn::Wdl wdl = engine.search.root_wdl();
+    EXPECT_EQ(wdl.win, 1.0f);
+    EXPECT_EQ(engine.search.principal_variation().size(), 1u);
+  }
+}
+
+TEST(Search, FindsMateInTwo) {
+  // Quiet keys (Ra6 threatens b7#), a rook ladder, and a queen sacrifice.
+  for (const char* fen : {"kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", "7k/8/8/8/8/8/R7/1R4K1 w - - 0 1",
+                          "r6k/1p4pp/7N/3Q4/8/8/8/6K1 w - - 0 1"}) {
+    SCOPED_TRACE(fen);
+    Position pos = from_fen(fen);
+    ASSERT_FALSE(is_mate_in_one(pos));  // the test positions really are mates in two
+    Engine engine;
+    engine.run(pos, 20000, 16);
+    const Move best = engine.search.best_move();
+    EXPECT_TRUE(forces_mate_in_two(pos, best)) << chess::to_uci(best);
+    const auto children = engine.search.children();
+    const auto it = std::find_if(children.begin(), children.end(),
+                                 [&](const ChildInfo& c) { return c.move == best; });
+    ASSERT_NE(it, children.end());
+    EXPECT_EQ(it->proof, Proof::kWin);
+    EXPECT_EQ(it->proof_plies, 2);  // black moves, white mates
+    EXPECT_EQ(engine.search.root_wdl().win, 1.0f);
+  }
+}
+
+TEST(Search, NeverReturnsAnIllegalMove) {
+  auto positions = nn::testing::random_positions(7, 60);
+  Engine engine(std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 3));
+  for (Position& pos : positions) {
+    SCOPED_TRACE(pos.fen());
+    engine.run(pos, 96, 8);
+    const chess::MoveList legal = chess::legal_moves(pos);
+    EXPECT_TRUE(legal.contains(engine.search.best_move()));
+    Position walk = pos;
+    for (Move m : engine.search.principal_variation()) {
+      ASSERT_TRUE(chess::is_legal(walk, m)) << chess::to_uci(m);
+      walk.make_move(m);
+    }
+    std::uint32_t sum = 0;
+    for (const ChildInfo& c : engine.search.children()) {
+      EXPECT_TRUE(legal.contains(c.move));
+      sum += c.visits;
+    }
+    // Every visit but the root's own evaluation went to a child.
+    EXPECT_EQ(sum + 1, engine.search.root_visits());
+    EXPECT_GE(engine.search.root_visits(), 96u);
+  }
+}
+
+TEST(Search, GameOverRootsAreNotSearched) {
+  Engine engine;
+  // Stalemate, and a position already mated.
+  for (const char* fen : {"7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", "R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1"}) {
+    engine.run(from_fen(fen), 100);
+    EXPECT_TRUE(engine.search.game_over()) << fen;
+    EXPECT_EQ(engine.search.best_move(), Move::none());
+    EXPECT_EQ(engine.search.counters().evaluations, 0u);
+  }
+}
+
+TEST(Search, DrawsByRuleAreExactInTheTree) {
+  // White to move can only shuffle; a repetition is near: Kh1-g1 and back
+  // repeats, and the fifty-move counter is at 99, so every non-capture
+  // non-pawn move ends the game in a draw.
+  Engine engine;
+  Position pos = from_fen("7k/8/8/8/8/8/8/6K1 w - - 99 80");
+  // K v K is insufficient material: the root itself is over.
+  engine.run(pos, 10);
+  EXPECT_TRUE(engine.search.game_over());
+  pos = from_fen("7k/8/8/8/8/8/6P1/6K1 w - - 99 80");
+  engine.run(pos, 200);
+  for (const ChildInfo& c : engine.search.children()) {
+    const bool pawn_move = chess::to_uci(c.move).starts_with("g2");
+    if (!pawn_move) {
+      EXPECT_EQ(c.proof, Proof::kDraw) << chess::to_uci(c.move);
+    } else {
+      EXPECT_NE(c.proof, Proof::kDraw) << chess::to_uci(c.move);
+    }
+  }
+}
+
+TEST(Search, VirtualLossSpreadsOneRoundOverDistinctLeaves) {
+  Search search;
+  search.reset(Position());
+  std::vector<nn::EvalRequest> requests(32);
+  nn::FakeBackend backend;
+  nn::BatchEvaluator evaluator(std::shared_ptr<nn::InferenceBackend>(&backend, [](auto*) {}), {});
+  // Round 1: only the root is new.
+  int n = search.gather(requests, 1000);
+  ASSERT_EQ(n, 1);
+  evaluator.evaluate(std::span<nn::EvalRequest>(requests.data(), 1));
+  search.backup(std::span<const nn::EvalRequest>(requests.data(), 1));
+  // Round 2: 20 distinct children of the root, all in flight at once.
+  const std::uint64_t collisions_before = search.counters().collisions;
+  n = search.gather(requests, 1000);
+  EXPECT_EQ(n, 20);  // the start position has 20 moves; the 21st descent collides
+  EXPECT_EQ(search.in_flight(), 20);
+  // Each collision adds its own virtual loss until backup().
+  EXPECT_EQ(search.root().in_flight,
+            20u + std::uint32_t(search.counters().collisions - collisions_before));
+  std::set<std::uint64_t> keys;
+  for (int i = 0; i < n; ++i) keys.insert(requests[std::size_t(i)].key);
+  EXPECT_EQ(keys.size(), 20u);
+  evaluator.evaluate(std::span<nn::EvalRequest>(requests.data(), std::size_t(n)));
+  search.backup(std::span<const nn::EvalRequest>(requests.data(), std::size_t(n)));
+  EXPECT_EQ(search.root().in_flight, 0u);
+  EXPECT_EQ(search.root_visits(), 21u);
+}
+
+TEST(Search, PlayoutBudgetIsExact) {
+  Engine engine;
+  engine.run(Position(), 300, 16);
+  EXPECT_EQ(engine.search.root_visits(), 300u);
+  EXPECT_EQ(engine.search.counters().playouts, 300u);
+}
+
+TEST(Search, TreeReuseKeepsTheSubtreeAndFreesTheRest) {
+  Engine engine(std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 5));
+  engine.run(Position(), 2000, 16);
+  const Move best = engine.search.best_move();
+  std::uint32_t child_visits = 0;
+  for (const ChildInfo& c : engine.search.children())
+    if (c.move == best) child_visits = c.visits;
+  ASSERT_GT(child_visits, 1u);
+  const std::size_t reserved = engine.search.memory_bytes();
+  engine.search.advance(best);
+  EXPECT_EQ(engine.search.root_visits(), child_visits);
+  EXPECT_EQ(engine.search.position().plies_played(), 1);
+  // The kept subtree's visits are consistent: every visit below the root's own
+  // went to a child.
+  std::uint32_t sum = 0;
+  for (const ChildInfo& c : engine.search.children()) sum += c.visits;
+  EXPECT_EQ(sum + 1, engine.search.root_visits());
+  // Searching on from the reused root reaches the target with fewer new playouts.
+  const std::uint64_t before = engine.search.counters().playouts;
+  run_search(engine.search, engine.evaluator, {.visits = 2000, .leaves_per_round = 16});
+  EXPECT_EQ(engine.search.counters().playouts - before, 2000u - child_visits);
+  // Both arenas are reused: a long game does not grow memory without bound.
+  for (int i = 0; i < 20 && !engine.search.game_over(); ++i) {
+    engine.search.advance(engine.search.best_move());
+    run_search(engine.search, engine.evaluator, {.visits = 2000, .leaves_per_round = 16});
+  }
+  EXPECT_LE(engine.search.memory_bytes(), 4 * reserved + 4 * NodeArena::kBlockBytes);
+}
+
+TEST(Search, RootNoiseChangesPriorsAndKeepsThemNormalised) {
+  SearchParams params;
+  params.noise_fraction = 0.25f;
+  Engine engine(uniform(), params);
+  engine.search.reset(Position());
+  engine.search.request_root_noise(42);
+  run_search(engine.search, engine.evaluator, {.visits = 1, .leaves_per_round = 1});
+  double sum = 0;
+  int changed = 0;
+  for (const ChildInfo& c : engine.search.children()) {
+    sum += c.prior;
+    changed += std::abs(c.prior - 1.0f / 20) > 1e-4f;
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-5);
+  EXPECT_GT(changed, 15);
+}
+
+TEST(Search, SameSeedSameSearch) {
+  auto once = [] {
+    Engine engine(std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 9));
+    engine.search.reset(Position());
+    engine.search.request_root_noise(1234);
+    run_search(engine.search, engine.evaluator, {.visits = 500, .leaves_per_round = 8});
+    std::vector<std::uint32_t> visits;
+    for (const ChildInfo& c : engine.search.children()) visits.push_back(c.visits);
+    return visits;
+  };
+  EXPECT_EQ(once(), once());
+}
+
+TEST(Search, ParamsAreValidated) {
+  SearchParams p;
+  EXPECT_TRUE(p.validate());
+  p.cpuct = 0;
+  auto r = p.validate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("cpuct"), std::string::npos);
+  p = {};
+  p.noise_fraction = 1.5f;
+  r = p.validate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("noise_fraction"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace chessrl::mcts

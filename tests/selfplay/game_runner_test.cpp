@@ -1,0 +1,195 @@
+#include "chessrl/selfplay/game_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "chessrl/chess/pgn.h"
+#include "chessrl/chess/position.h"
+#include "chessrl/chess/rules.h"
+
+namespace chessrl::selfplay {
+namespace {
+
+using chess::Outcome;
+using chess::Termination;
+
+GameRunnerOptions small_run(std::uint64_t games, int concurrent, int threads) {
+  GameRunnerOptions o;
+  o.concurrent_games = concurrent;
+  o.threads = threads;
+  o.leaves_per_search = 4;
+  o.seed = 20261122;
+  o.max_games = games;
+  o.config.playouts = {.full_visits = 32, .reduced_visits = 12, .full_fraction = 0.5f};
+  o.config.max_plies = 80;
+  return o;
+}
+
+struct PlayedGames {
+  std::map<std::uint64_t, GameRecord> games;  // by index
+  RunnerStats stats;
+};
+
+PlayedGames play(const GameRunnerOptions& options, std::shared_ptr<nn::InferenceBackend> backend) {
+  nn::BatchEvaluator evaluator(std::move(backend),
+                               {.max_batch = 64, .batch_timeout = std::chrono::microseconds(100)});
+  GameRunner runner(evaluator, options);
+  PlayedGames run;
+  runner.run([&](GameRecord&& r) { run.games.emplace(r.index, std::move(r)); });
+  run.stats = runner.stats();
+  return run;
+}
+
+std::shared_ptr<nn::InferenceBackend> uniform() { return std::make_shared<nn::FakeBackend>(); }
+
+// The signature: with the uniform backend and a fixed seed, this run makes
+// exactly this many playouts. Any change to the search, the policies or the
+// runner that changes a single move or visit moves it (update it on purpose).
+constexpr std::uint64_t kSignaturePlayouts = 7669;
+
+TEST(GameRunner, SignatureOfASeededUniformRun) {
+  const PlayedGames run = play(small_run(6, 3, 2), uniform());
+  ASSERT_EQ(run.games.size(), 6u);
+  std::uint64_t positions = 0;
+  for (const auto& [index, g] : run.games) positions += g.moves.size();
+  std::printf("signature: %llu playouts, %llu positions, %llu evaluations\n",
+              static_cast<unsigned long long>(run.stats.playouts),
+              static_cast<unsigned long long>(positions),
+              static_cast<unsigned long long>(run.stats.evaluations));
+  EXPECT_EQ(run.stats.playouts, kSignaturePlayouts);
+  EXPECT_EQ(run.stats.positions, positions);
+}
+
+TEST(GameRunner, GamesDoNotDependOnThreadsOrConcurrency) {
+  auto backend = std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 77);
+  const PlayedGames a = play(small_run(8, 8, 2), backend);
+  const PlayedGames b = play(small_run(8, 3, 1), backend);
+  ASSERT_EQ(a.games.size(), 8u);
+  ASSERT_EQ(b.games.size(), 8u);
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    ASSERT_TRUE(a.games.count(i) && b.games.count(i)) << i;
+    EXPECT_EQ(a.games.at(i), b.games.at(i)) << "game " << i;
+  }
+  EXPECT_EQ(a.stats.playouts, b.stats.playouts);
+  // Different games from one run differ.
+  EXPECT_NE(a.games.at(0).moves, a.games.at(1).moves);
+}
+
+TEST(GameRunner, RecordsAreConsistentAndRoundTrip) {
+  auto options = small_run(6, 6, 2);
+  options.config.max_plies = 200;
+  const PlayedGames run = play(options, std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 1));
+  std::uint64_t recorded = 0;
+  for (const auto& [index, g] : run.games) {
+    SCOPED_TRACE(g.id);
+    // The result is what the rules say at the end, or the move limit, or a resignation.
+    chess::Position pos = chess::Position::from_fen(g.start_fen).value_or_throw();
+    for (chess::Move m : g.moves) pos.make_move(m);
+    const chess::GameResult by_rules = chess::game_result(pos);
+    if (by_rules.is_over()) {
+      EXPECT_EQ(g.result, by_rules);
+    } else {
+      EXPECT_TRUE(g.result.reason == Termination::kMoveLimit ||
+                  g.result.reason == Termination::kResignation)
+          << g.result.to_string();
+    }
+    if (g.result.reason == Termination::kMoveLimit) {
+      EXPECT_EQ(g.moves.size(), 200u);
+    }
+    for (const MoveTarget& t : g.targets) {
+      double sum = 0;
+      for (const PolicyEntry& e : t.policy) sum += e.probability;
+      EXPECT_NEAR(sum, 1.0, 1e-4);
+      EXPECT_GE(t.visits, 32u);
+    }
+    recorded += g.targets.size();
+    // JSON and back.
+    auto parsed = parse_record(to_json(g));
+    ASSERT_TRUE(parsed) << parsed.error();
+    EXPECT_EQ(parsed->moves, g.moves);
+    EXPECT_EQ(parsed->result, g.result);
+    EXPECT_EQ(parsed->targets.size(), g.targets.size());
+    // PGN and back.
+    auto text = chess::write_pgn(to_pgn(g));
+    ASSERT_TRUE(text) << text.error();
+    auto game = chess::read_pgn(*text);
+    ASSERT_TRUE(game) << game.error();
+    EXPECT_EQ(game->moves, g.moves);
+    EXPECT_EQ(game->result, g.result.pgn_result());
+  }
+  EXPECT_EQ(recorded, run.stats.recorded);
+  // About half the moves are full searches (full_fraction 0.5).
+  EXPECT_GT(run.stats.recorded, run.stats.positions / 4);
+  EXPECT_LT(run.stats.recorded, run.stats.positions * 3 / 4);
+}
+
+TEST(GameRunner, ResignationAndItsFalsePositiveRate) {
+  auto options = small_run(24, 8, 2);
+  options.config.max_plies = 60;
+  // Resign as soon as a side is worse at all: the random backend makes that common.
+  options.config.resign = {.threshold = 0.0f, .consecutive = 1, .disabled_fraction = 0.5f};
+  const PlayedGames run = play(options, std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 4));
+  EXPECT_GT(run.stats.resignations, 0u);
+  EXPECT_GT(run.stats.resign_checked, 0u);
+  std::uint64_t resigned = 0, checked = 0, false_positives = 0;
+  for (const auto& [index, g] : run.games) {
+    if (g.result.reason == Termination::kResignation) {
+      ++resigned;
+      EXPECT_FALSE(g.resign_disabled);
+    }
+    if (g.resign_disabled && g.would_resign_ply >= 0) {
+      ++checked;
+      false_positives += g.resign_false_positive();
+    }
+  }
+  EXPECT_EQ(resigned, run.stats.resignations);
+  EXPECT_EQ(checked, run.stats.resign_checked);
+  EXPECT_EQ(false_positives, run.stats.resign_false_positives);
+  EXPECT_LE(run.stats.resign_false_positive_rate(), 1.0);
+}
+
+TEST(GameRunner, StopsWhenAsked) {
+  auto options = small_run(0, 4, 2);  // no game limit
+  nn::BatchEvaluator evaluator(uniform(), {});
+  GameRunner runner(evaluator, options);
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    while (runner.stats().games < 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    stop = true;
+  });
+  runner.run({}, &stop);
+  stopper.join();
+  EXPECT_GE(runner.stats().games, 2u);
+}
+
+class FailingBackend : public nn::InferenceBackend {
+ public:
+  void forward(std::span<const nn::InputPlanes>, std::span<float>, std::span<nn::Wdl>) override {
+    throw Error("device lost");
+  }
+  std::string describe() const override { return "failing"; }
+};
+
+TEST(GameRunner, BackendFailureReachesTheCaller) {
+  nn::BatchEvaluator evaluator(std::make_shared<FailingBackend>(), {});
+  GameRunner runner(evaluator, small_run(4, 4, 2));
+  EXPECT_THROW(runner.run({}), Error);
+}
+
+TEST(GameRunner, OptionsAreValidated) {
+  nn::BatchEvaluator evaluator(uniform(), {});
+  auto options = small_run(1, 0, 1);
+  auto r = options.validate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("concurrent games"), std::string::npos);
+  options = small_run(1, 1, 1);
+  options.start_fen = "not a fen";
+  EXPECT_FALSE(options.validate());
+  EXPECT_THROW(GameRunner(evaluator, options), Error);
+}
+
+}  // namespace
+}  // namespace chessrl::selfplay
