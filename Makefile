@@ -6,7 +6,7 @@ JOBS   ?= $(shell nproc)
 BUILD  := build/$(PRESET)
 CHESSRL := $(BUILD)/tools/chessrl/chessrl
 
-.PHONY: all deps configure build test unit run bench bench-nn format clean
+.PHONY: all deps configure build test unit run bench bench-nn bench-selfplay format clean
 
 all: build
 
@@ -36,6 +36,9 @@ bench: build
 
 bench-nn: build
 	@$(CHESSRL) bench nn --net 6x64,10x128 --batch 1,64,256
+
+bench-selfplay: build
+	@$(CHESSRL) bench selfplay --blocks 6 --filters 64 --repeat 5
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -82,8 +82,7 @@ TEST(Temperature, SamplesInProportionToVisits) {
   std::map<std::uint16_t, int> seen;
   const int n = 40000;
   for (int i = 0; i < n; ++i) ++seen[choose_move(search, 1.0f, rng).raw()];
-  for (const auto& [move, p] : expected)
-    EXPECT_NEAR(seen[move] / double(n), p, 0.012) << move;
+  for (const auto& [move, p] : expected) EXPECT_NEAR(seen[move] / double(n), p, 0.012) << move;
   // Temperature 0 always plays the best move.
   for (int i = 0; i < 50; ++i) EXPECT_EQ(choose_move(search, 0.0f, rng), search.best_move());
 }

@@ -23,8 +23,10 @@ std::shared_ptr<nn::InferenceBackend> uniform() {
 }
 
 struct Engine {
-  explicit Engine(std::shared_ptr<nn::InferenceBackend> backend = uniform(), SearchParams params = {})
-      : evaluator(std::move(backend), {.max_batch = 64, .batch_timeout = std::chrono::microseconds(50)}),
+  explicit Engine(std::shared_ptr<nn::InferenceBackend> backend = uniform(),
+                  SearchParams params = {})
+      : evaluator(std::move(backend),
+                  {.max_batch = 64, .batch_timeout = std::chrono::microseconds(50)}),
         search(params) {}
   SearchProgress run(const Position& pos, std::uint64_t visits, int leaves = 8) {
     search.reset(pos);
@@ -60,15 +62,15 @@ bool forces_mate_in_two(Position pos, Move key) {
 
 TEST(Search, FindsMateInOne) {
   for (const char* fen : {"r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
-                          "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
-                          "7K/8/8/8/8/8/5q2/6rk b - - 0 1"}) {
+                          "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "7K/8/8/8/8/8/5q2/6rk b - - 0 1"}) {
     SCOPED_TRACE(fen);
     Engine engine;
     Position pos = from_fen(fen);
     engine.run(pos, 400);
     const Move best = engine.search.best_move();
     pos.make_move(best);
-    EXPECT_EQ(chess::game_result(pos).reason, chess::Termination::kCheckmate) << chess::to_uci(best);
+    EXPECT_EQ(chess::game_result(pos).reason, chess::Termination::kCheckmate)
+        << chess::to_uci(best);
     // Proven: the root's side to move wins by force.
     const nn::Wdl wdl = engine.search.root_wdl();
     EXPECT_EQ(wdl.win, 1.0f);

@@ -81,7 +81,8 @@ TEST(GameRunner, GamesDoNotDependOnThreadsOrConcurrency) {
 TEST(GameRunner, RecordsAreConsistentAndRoundTrip) {
   auto options = small_run(6, 6, 2);
   options.config.max_plies = 200;
-  const PlayedGames run = play(options, std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 1));
+  const PlayedGames run =
+      play(options, std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 1));
   std::uint64_t recorded = 0;
   for (const auto& [index, g] : run.games) {
     SCOPED_TRACE(g.id);
@@ -131,7 +132,8 @@ TEST(GameRunner, ResignationAndItsFalsePositiveRate) {
   options.config.max_plies = 60;
   // Resign as soon as a side is worse at all: the random backend makes that common.
   options.config.resign = {.threshold = 0.0f, .consecutive = 1, .disabled_fraction = 0.5f};
-  const PlayedGames run = play(options, std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 4));
+  const PlayedGames run =
+      play(options, std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 4));
   EXPECT_GT(run.stats.resignations, 0u);
   EXPECT_GT(run.stats.resign_checked, 0u);
   std::uint64_t resigned = 0, checked = 0, false_positives = 0;

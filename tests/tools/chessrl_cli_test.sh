@@ -54,6 +54,38 @@ check "bench nn refuses fp16 on the CPU" grep -q "fp16 needs a CUDA device" <<<"
 err=$("$bin" bench nn --batch 0 2>&1); rc=$?
 check "bench nn refuses batch 0" test $rc -ne 0
 
+# quit during a search stops it: its bestmove comes out before the engine exits.
+out=$(printf 'uci\nisready\nposition startpos moves e2e4\ngo nodes 100\nquit\n' |
+      timeout 60 "$bin" uci --backend uniform 2>/dev/null); rc=$?
+check "uci session exits 0" test $rc -eq 0
+check "uci answers uci with uciok" grep -qx 'uciok' <<<"$out"
+check "uci answers isready with readyok" grep -qx 'readyok' <<<"$out"
+check "uci plays a bestmove for black" grep -q -E '^bestmove [a-h][1-8][a-h][1-8]$' <<<"$out"
+out=$(printf 'position startpos moves e2e4 e7e5 e1e5\ngo nodes 30\n' |
+      timeout 60 "$bin" uci 2>/dev/null)
+check "uci rejects an illegal move by name" grep -q "^info string bad move 'e1e5'" <<<"$out"
+
+# selfplay writes one JSON record and one PGN game per game; the summary counts them.
+dir=$(mktemp -d)
+out=$("$bin" selfplay --games 3 --backend uniform --visits 24 --reduced-visits 8 --max-plies 40 \
+      --out "$dir" 2>/dev/null); rc=$?
+check "selfplay exits 0" test $rc -eq 0
+check "selfplay writes 3 records" test "$(wc -l <"$dir/games.jsonl")" -eq 3
+check "selfplay records carry moves, targets and a result" \
+  grep -q -E '^\{.*"moves":\["[a-h][1-8][a-h][1-8]".*"result":"(1-0|0-1|1/2-1/2)".*"targets":\[\{' "$dir/games.jsonl"
+check "selfplay writes 3 PGN games" test "$(grep -c '^\[Event ' "$dir/games.pgn")" -eq 3
+check "selfplay summary counts the games" grep -q -E '^3 games in [0-9.]+ s' <<<"$out"
+check "selfplay says where it wrote" grep -q "wrote 3 games to $dir/games.jsonl" <<<"$out"
+rm -rf "$dir"
+err=$("$bin" selfplay --games 1 --backend uniform --start-fen "8/8/8 w - - 0 1" --out /tmp 2>&1); rc=$?
+check "selfplay refuses a bad start position" test $rc -ne 0
+check "selfplay names the bad start position" grep -q "start position:" <<<"$err"
+
+out=$("$bin" bench selfplay --backend uniform --visits 16 --seconds 0.5 --warmup 0.2 --repeat 1 2>/dev/null); rc=$?
+check "bench selfplay exits 0" test $rc -eq 0
+check "bench selfplay prints its header" grep -q -E '^ *run +positions/s +playouts/s +evals/s +mean batch +raw evals/s +efficiency$' <<<"$out"
+check "bench selfplay prints a median row" grep -q -E '^ *med +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9]+\.[0-9]{3}$' <<<"$out"
+
 "$bin" --help >/dev/null 2>&1
 check "--help exits 0" test $? -eq 0
 

@@ -17,24 +17,9 @@
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/nn/torch_network.h"
 #include "commands.h"
+#include "forward_bench.h"
 
 namespace chessrl::tool {
-namespace {
-
-struct NnBenchOptions {
-  std::vector<std::string> nets{"6x64"};
-  int blocks = 0, filters = 0;
-  std::vector<int> batches{1, 64, 256};
-  std::string device = "cpu";
-  std::string precision = "fp32";
-  int threads = 0;
-  int callers = 0;
-  int workers = 0;
-  double seconds = 2.0;
-  int repeat = 5;
-  std::string model;
-  std::string backend = "torch";
-};
 
 // Positions along seeded random games, each with its history.
 std::vector<chess::Position> bench_positions(int count) {
@@ -52,11 +37,6 @@ std::vector<chess::Position> bench_positions(int count) {
   }
   return out;
 }
-
-struct RawResult {
-  double evals_per_second;
-  double ms_per_batch;
-};
 
 RawResult measure_raw_here(nn::InferenceBackend& backend,
                            const std::vector<nn::InputPlanes>& inputs, double seconds) {
@@ -92,6 +72,23 @@ RawResult measure_raw(nn::InferenceBackend& backend, const std::vector<nn::Input
   }
   return total;
 }
+
+namespace {
+
+struct NnBenchOptions {
+  std::vector<std::string> nets{"6x64"};
+  int blocks = 0, filters = 0;
+  std::vector<int> batches{1, 64, 256};
+  std::string device = "cpu";
+  std::string precision = "fp32";
+  int threads = 0;
+  int callers = 0;
+  int workers = 0;
+  double seconds = 2.0;
+  int repeat = 5;
+  std::string model;
+  std::string backend = "torch";
+};
 
 struct EvaluatorResult {
   double evals_per_second;
@@ -317,6 +314,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"torch", "uniform", "random"}))
       ->capture_default_str();
   nn_cmd->callback([o] { run_nn_bench(*o); });
+  add_bench_selfplay_command(*bench);
 }
 
 }  // namespace chessrl::tool

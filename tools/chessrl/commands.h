@@ -8,5 +8,9 @@ namespace chessrl::tool {
 
 void add_perft_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_uci_command(CLI::App& app);
+void add_selfplay_command(CLI::App& app);
+// `bench selfplay`, under the bench command.
+void add_bench_selfplay_command(CLI::App& bench);
 
 }  // namespace chessrl::tool

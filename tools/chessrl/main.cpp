@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   chessrl::tool::add_perft_command(app);
   chessrl::tool::add_bench_command(app);
+  chessrl::tool::add_uci_command(app);
+  chessrl::tool::add_selfplay_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -374,9 +374,9 @@ SearchProgress run_search(Search& search, nn::BatchEvaluator& evaluator, const S
       budget = limits.visits > have ? limits.visits - have : 0;
     }
     if (limits.playouts)
-      budget = std::min(budget, limits.playouts > progress.playouts
-                                    ? limits.playouts - progress.playouts
-                                    : std::uint64_t(0));
+      budget =
+          std::min(budget, limits.playouts > progress.playouts ? limits.playouts - progress.playouts
+                                                               : std::uint64_t(0));
     // The root needs its own evaluation before anything else is worth doing.
     const bool must = !search.root_expanded() && !search.game_over();
     if (budget == 0 && !must) break;

@@ -9,23 +9,28 @@
 
 namespace chessrl::selfplay {
 
-using nlohmann::json;
 using chess::Outcome;
 using chess::Termination;
+using nlohmann::json;
 
 bool GameRecord::resign_false_positive() const {
   if (!resign_disabled || would_resign_ply < 0) return false;
-  const Outcome lost = would_resign_side == chess::kWhite ? Outcome::kBlackWins : Outcome::kWhiteWins;
+  const Outcome lost =
+      would_resign_side == chess::kWhite ? Outcome::kBlackWins : Outcome::kWhiteWins;
   return result.outcome != lost;
 }
 
 namespace {
 
-constexpr Termination kTerminations[] = {
-    Termination::kNone,           Termination::kCheckmate,         Termination::kStalemate,
-    Termination::kFiftyMoveRule,  Termination::kThreefoldRepetition,
-    Termination::kInsufficientMaterial, Termination::kResignation, Termination::kAdjudication,
-    Termination::kMoveLimit};
+constexpr Termination kTerminations[] = {Termination::kNone,
+                                         Termination::kCheckmate,
+                                         Termination::kStalemate,
+                                         Termination::kFiftyMoveRule,
+                                         Termination::kThreefoldRepetition,
+                                         Termination::kInsufficientMaterial,
+                                         Termination::kResignation,
+                                         Termination::kAdjudication,
+                                         Termination::kMoveLimit};
 
 Outcome outcome_from_pgn(const std::string& text, bool* ok) {
   *ok = true;
@@ -91,7 +96,8 @@ Result<GameRecord> parse_record(std::string_view text) {
     for (std::size_t ply = 0; ply < moves.size(); ++ply) {
       auto m = chess::parse_uci(pos, moves[ply].get<std::string>());
       if (!m) return fail("game record move at ply " + std::to_string(ply) + ": " + m.error());
-      while (next_target < targets.size() && targets[next_target].at("ply").get<int>() == int(ply)) {
+      while (next_target < targets.size() &&
+             targets[next_target].at("ply").get<int>() == int(ply)) {
         const json& tj = targets[next_target++];
         MoveTarget t;
         t.ply = int(ply);
@@ -139,8 +145,8 @@ Result<GameRecord> parse_record(std::string_view text) {
     // A result the rules decide must be that one; otherwise it must say why.
     const chess::GameResult by_rules = chess::game_result(pos);
     if (by_rules.is_over() && !(by_rules == r.result))
-      return fail("game record result " + r.result.to_string() + " contradicts the final position (" +
-                  by_rules.to_string() + ")");
+      return fail("game record result " + r.result.to_string() +
+                  " contradicts the final position (" + by_rules.to_string() + ")");
     if (!by_rules.is_over()) {
       const Termination t = r.result.reason;
       const bool decided_by_rules = t == Termination::kCheckmate || t == Termination::kStalemate ||
@@ -150,8 +156,8 @@ Result<GameRecord> parse_record(std::string_view text) {
       if (decided_by_rules)
         return fail("game record termination '" + reason + "' does not hold in the final position");
       if ((r.result.outcome == Outcome::kOngoing) != (t == Termination::kNone))
-        return fail("game record result '" + r.result.pgn_result() + "' and termination '" + reason +
-                    "' disagree");
+        return fail("game record result '" + r.result.pgn_result() + "' and termination '" +
+                    reason + "' disagree");
       if (t == Termination::kResignation) {
         const Outcome loser_loses =
             pos.side_to_move() == chess::kWhite ? Outcome::kBlackWins : Outcome::kWhiteWins;
@@ -175,7 +181,8 @@ Result<GameRecord> parse_record(std::string_view text) {
   return r;
 }
 
-chess::PgnGame to_pgn(const GameRecord& record, const std::string& white, const std::string& black) {
+chess::PgnGame to_pgn(const GameRecord& record, const std::string& white,
+                      const std::string& black) {
   chess::PgnGame game;
   game.event = "chessrl self-play";
   game.round = std::to_string(record.index + 1);

@@ -30,7 +30,8 @@ Result<void> GameRunnerOptions::validate() const {
   if (leaves_per_search < 1 || leaves_per_search > 1024)
     return fail("leaves per search must be in [1, 1024], got " + std::to_string(leaves_per_search));
   if (!start_fen.empty())
-    if (auto p = chess::Position::from_fen(start_fen); !p) return fail("start position: " + p.error());
+    if (auto p = chess::Position::from_fen(start_fen); !p)
+      return fail("start position: " + p.error());
   return {};
 }
 
@@ -201,11 +202,12 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
     for (Slot* s : slots) {
       if (!s->active) continue;
       mcts::Search& search = s->search;
-      search.backup(std::span<const nn::EvalRequest>(buffer.data() + s->offset, std::size_t(s->count)));
+      search.backup(
+          std::span<const nn::EvalRequest>(buffer.data() + s->offset, std::size_t(s->count)));
       playouts_after += search.counters().playouts;
-      const bool done = search.root_expanded() &&
-                        (search.root_visits() >= std::uint32_t(s->target_visits) ||
-                         search.num_root_moves() == 1);
+      const bool done =
+          search.root_expanded() &&
+          (search.root_visits() >= std::uint32_t(s->target_visits) || search.num_root_moves() == 1);
       if (!done) continue;
       // The move ends the search; a finished game may reset the counters.
       if (!finish_move(*s)) continue;
@@ -216,9 +218,15 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
       record.would_resign_side = resign.would_have_resigned_side();
       counters.games.fetch_add(1);
       switch (record.result.outcome) {
-        case Outcome::kWhiteWins: counters.white_wins.fetch_add(1); break;
-        case Outcome::kBlackWins: counters.black_wins.fetch_add(1); break;
-        default: counters.draws.fetch_add(1); break;
+        case Outcome::kWhiteWins:
+          counters.white_wins.fetch_add(1);
+          break;
+        case Outcome::kBlackWins:
+          counters.black_wins.fetch_add(1);
+          break;
+        default:
+          counters.draws.fetch_add(1);
+          break;
       }
       if (record.result.reason == Termination::kResignation) counters.resignations.fetch_add(1);
       if (record.resign_disabled && record.would_resign_ply >= 0) {
@@ -234,7 +242,8 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
   }
 }
 
-void GameRunner::run(const std::function<void(GameRecord&&)>& on_game, const std::atomic<bool>* stop) {
+void GameRunner::run(const std::function<void(GameRecord&&)>& on_game,
+                     const std::atomic<bool>* stop) {
   std::vector<std::unique_ptr<Slot>> slots;
   for (int i = 0; i < options_.concurrent_games; ++i)
     slots.push_back(std::make_unique<Slot>(options_.config.search));

@@ -42,9 +42,9 @@ class NodeArena {
   void* allocate(std::size_t bytes, std::size_t align);
 
   std::vector<std::unique_ptr<std::byte[]>> blocks_;
-  std::size_t block_ = 0;         // index of the block being filled
-  std::size_t offset_ = 0;        // bytes used in it
-  std::size_t used_before_ = 0;   // bytes used in earlier blocks (including padding)
+  std::size_t block_ = 0;        // index of the block being filled
+  std::size_t offset_ = 0;       // bytes used in it
+  std::size_t used_before_ = 0;  // bytes used in earlier blocks (including padding)
 };
 
 // Exactly known results: mate, stalemate, a draw by rule, or proven by search

@@ -59,18 +59,18 @@ struct ChildInfo {
   chess::Move move;
   std::uint32_t visits = 0;
   float prior = 0;
-  double q = 0;  // mean value; the exact one when proven
-  float d = 0;   // mean draw probability
+  double q = 0;                // mean value; the exact one when proven
+  float d = 0;                 // mean draw probability
   Proof proof = Proof::kNone;  // kWin: this move wins by force
   int proof_plies = 0;         // plies to the end after this move, when proven
 };
 
 struct SearchCounters {
-  std::uint64_t playouts = 0;        // descents completed (network or exact value)
-  std::uint64_t evaluations = 0;     // leaves sent to the network
-  std::uint64_t terminal_visits = 0; // descents ending at a game-over or proven node
-  std::uint64_t collisions = 0;      // descents that hit a leaf already in flight
-  std::uint64_t depth_sum = 0;       // summed depth of the playouts' leaves
+  std::uint64_t playouts = 0;         // descents completed (network or exact value)
+  std::uint64_t evaluations = 0;      // leaves sent to the network
+  std::uint64_t terminal_visits = 0;  // descents ending at a game-over or proven node
+  std::uint64_t collisions = 0;       // descents that hit a leaf already in flight
+  std::uint64_t depth_sum = 0;        // summed depth of the playouts' leaves
   int max_depth = 0;
 };
 
@@ -143,10 +143,11 @@ class Search {
 // Limits for run_search; the first reached ends the search. At least one
 // visit beyond the root's is always made when the root has moves.
 struct SearchLimits {
-  std::uint64_t visits = 0;  // root visits (those kept from tree reuse count); 0: none
+  std::uint64_t visits = 0;    // root visits (those kept from tree reuse count); 0: none
   std::uint64_t playouts = 0;  // new playouts in this call; 0: none
-  std::chrono::steady_clock::duration time = std::chrono::steady_clock::duration::zero();  // 0: none
-  const std::atomic<bool>* stop = nullptr;  // set from another thread to stop
+  std::chrono::steady_clock::duration time =
+      std::chrono::steady_clock::duration::zero();  // 0: none
+  const std::atomic<bool>* stop = nullptr;          // set from another thread to stop
   int leaves_per_round = 16;  // leaves evaluated together (virtual loss batch)
 };
 

@@ -25,19 +25,19 @@ struct PolicyEntry {
 
 // The training target of one recorded move (a full search, see PlayoutCap).
 struct MoveTarget {
-  int ply = 0;              // index into GameRecord::moves of the move played here
-  float root_value = 0;     // search's expected score for the side to move, [-1, 1]
-  float root_draw = 0;      // search's draw probability
-  std::uint32_t visits = 0; // root visits behind the distribution
+  int ply = 0;                      // index into GameRecord::moves of the move played here
+  float root_value = 0;             // search's expected score for the side to move, [-1, 1]
+  float root_draw = 0;              // search's draw probability
+  std::uint32_t visits = 0;         // root visits behind the distribution
   std::vector<PolicyEntry> policy;  // visited moves; probabilities sum to 1
   bool operator==(const MoveTarget&) const = default;
 };
 
 struct GameRecord {
-  std::string id;          // unique per game: runner seed and game index
-  std::uint64_t index = 0; // the game's number in its run
-  std::uint64_t seed = 0;  // the game's own seed
-  std::string start_fen;   // FEN of the first position
+  std::string id;           // unique per game: runner seed and game index
+  std::uint64_t index = 0;  // the game's number in its run
+  std::uint64_t seed = 0;   // the game's own seed
+  std::string start_fen;    // FEN of the first position
   std::vector<chess::Move> moves;
   std::vector<MoveTarget> targets;  // by increasing ply
   chess::GameResult result;

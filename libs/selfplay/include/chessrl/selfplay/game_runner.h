@@ -14,8 +14,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "chessrl/mcts/policies.h"
 #include "chessrl/mcts/search.h"
@@ -56,7 +56,7 @@ struct RunnerStats {
   std::uint64_t evaluations = 0;  // leaves sent to the evaluator
   std::uint64_t white_wins = 0, black_wins = 0, draws = 0;
   std::uint64_t resignations = 0;
-  std::uint64_t resign_checked = 0;          // resignation-disabled games where a side would have resigned
+  std::uint64_t resign_checked = 0;  // resignation-disabled games where a side would have resigned
   std::uint64_t resign_false_positives = 0;  // ... and that side did not lose
   double resign_false_positive_rate() const {
     return resign_checked ? double(resign_false_positives) / double(resign_checked) : 0;
@@ -73,7 +73,8 @@ class GameRunner {
   // `on_game` receives each finished game, from a runner thread, one call at a
   // time. Games in progress when stop is seen are abandoned. The runner can
   // run again; game indices continue where they stopped.
-  void run(const std::function<void(GameRecord&&)>& on_game, const std::atomic<bool>* stop = nullptr);
+  void run(const std::function<void(GameRecord&&)>& on_game,
+           const std::atomic<bool>* stop = nullptr);
   RunnerStats stats() const;
   const GameRunnerOptions& options() const { return options_; }
 

@@ -1,0 +1,66 @@
+#include "backend_setup.h"
+
+#include "chessrl/core/error.h"
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/torch_backend.h"
+#include "chessrl/nn/torch_network.h"
+
+namespace chessrl::tool {
+
+void BackendSetup::add_options(CLI::App& app, const std::string& default_backend) {
+  backend = default_backend;
+  app.add_option("--model", model, "Checkpoint file to play with");
+  app.add_option("--backend", backend,
+                 "torch (the --model, or a fresh --net with random weights), or uniform/random: "
+                 "no network (uniform priors and even values; or hashed random outputs)")
+      ->check(CLI::IsMember({"torch", "uniform", "random"}))
+      ->capture_default_str();
+  app.add_option("--net", net, "Size of a fresh network when there is no --model (BLOCKSxFILTERS)")
+      ->capture_default_str();
+  app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--precision", precision, "fp32, fp16 or bf16 (fp16/bf16 need CUDA)")
+      ->capture_default_str();
+  app.add_option("--nn-threads", threads,
+                 "LibTorch CPU threads per forward pass (0: the cores over the evaluator workers)")
+      ->check(CLI::Range(0, 1024));
+}
+
+std::shared_ptr<nn::InferenceBackend> BackendSetup::make() const {
+  if (!model.empty() && backend != "torch")
+    throw Error("--model needs --backend torch, not '" + backend + "'");
+  if (backend == "uniform")
+    return std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kUniform);
+  if (backend == "random") return std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom);
+  nn::Checkpoint checkpoint;
+  if (!model.empty()) {
+    auto loaded = nn::load_checkpoint_file(model);
+    if (!loaded) throw Error("--model " + model + ": " + loaded.error());
+    checkpoint = std::move(loaded).value();
+  } else {
+    auto config = nn::parse_network_name(net);
+    if (!config) throw Error("--net " + net + ": " + config.error());
+    nn::Network network = nn::make_network(*config, 1);
+    network->eval();
+    checkpoint = nn::to_checkpoint(network, {});
+  }
+  nn::TorchBackendOptions options;
+  options.device = device;
+  auto p = nn::parse_precision(precision);
+  if (!p) throw Error("--precision: " + p.error());
+  options.precision = *p;
+  options.threads = threads;
+  auto made = nn::make_torch_backend(checkpoint, options);
+  if (!made) throw Error(made.error());
+  return std::shared_ptr<nn::InferenceBackend>(std::move(made).value());
+}
+
+std::string BackendSetup::describe(const nn::InferenceBackend& b) const {
+  std::string text = b.describe();
+  if (!model.empty())
+    text += " (model " + model + ")";
+  else if (backend == "torch")
+    text += " (fresh random weights)";
+  return text;
+}
+
+}  // namespace chessrl::tool

@@ -1,0 +1,348 @@
+// chessrl selfplay: plays games with the GameRunner and writes training records
+// (JSON Lines) and PGN. chessrl bench selfplay: self-play throughput against
+// the network's raw throughput at the same batch size, in one run.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "backend_setup.h"
+#include "bench_util.h"
+#include "chessrl/chess/pgn.h"
+#include "chessrl/core/error.h"
+#include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/selfplay/game_runner.h"
+#include "commands.h"
+#include "forward_bench.h"
+
+namespace chessrl::tool {
+namespace {
+
+// Options shared by selfplay and bench selfplay.
+struct RunnerSetup {
+  RunnerSetup() {
+    runner.threads = 0;
+    runner.concurrent_games = 0;
+  }
+  BackendSetup backend;
+  selfplay::GameRunnerOptions runner;
+  int workers = 0;  // evaluator workers; 0: the backend's preferred streams
+  int batch = 0;    // positions per forward pass aimed at; 0: 64 on CPU, 256 on CUDA
+  std::size_t cache = 0;
+  bool no_tree_reuse = false;
+
+  void add_options(CLI::App& app) {
+    auto& o = runner;
+    auto& c = o.config;
+    app.add_option("--visits", c.playouts.full_visits, "Visits of a full (recorded) search")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app.add_option("--reduced-visits", c.playouts.reduced_visits,
+                   "Visits of a reduced search (playout cap randomization; not recorded)")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app.add_option("--full-fraction", c.playouts.full_fraction,
+                   "Fraction of moves searched fully and recorded (1: every move)")
+        ->check(CLI::Range(0.001, 1.0))
+        ->capture_default_str();
+    app.add_option("--concurrent", o.concurrent_games,
+                   "Games played at once (0: threads x batch / leaves)")
+        ->check(CLI::Range(0, 65536));
+    app.add_option("--threads", o.threads, "Search threads (0: twice the evaluator workers)")
+        ->check(CLI::Range(0, 256));
+    app.add_option("--leaves", o.leaves_per_search, "Leaves gathered from each game per round")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    app.add_option("--batch", batch,
+                   "Positions per forward pass aimed at (0: 64 on CPU, 256 on CUDA)")
+        ->check(CLI::Range(0, 8192));
+    app.add_option("--workers", workers, "Evaluator workers (0: what the backend prefers)")
+        ->check(CLI::Range(0, 64));
+    app.add_option("--cache", cache, "Evaluator position cache entries (0: off)")
+        ->check(CLI::Range(0, 100000000));
+    app.add_option("--seed", o.seed, "Runner seed; each game's seed derives from it")
+        ->capture_default_str();
+    app.add_option("--max-plies", c.max_plies, "Plies after which a game is a draw")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    app.add_option("--temperature", c.temperature.initial, "Move-choice temperature early on")
+        ->capture_default_str();
+    app.add_option("--temperature-plies", c.temperature.plies,
+                   "Plies played at --temperature; later ones at --final-temperature")
+        ->capture_default_str();
+    app.add_option("--final-temperature", c.temperature.final, "Temperature after that")
+        ->capture_default_str();
+    app.add_option("--resign-threshold", c.resign.threshold,
+                   "Resign below this root value (-1: never)")
+        ->capture_default_str();
+    app.add_option("--resign-consecutive", c.resign.consecutive,
+                   "... on this many of one's own moves in a row")
+        ->capture_default_str();
+    app.add_option("--resign-disabled", c.resign.disabled_fraction,
+                   "Fraction of games played out to measure false resignations")
+        ->capture_default_str();
+    app.add_option("--cpuct", c.search.cpuct, "PUCT exploration constant")->capture_default_str();
+    app.add_option("--fpu-reduction", c.search.fpu_reduction, "First-play urgency reduction")
+        ->capture_default_str();
+    app.add_option("--noise-alpha", c.search.noise_alpha, "Root Dirichlet noise alpha")
+        ->capture_default_str();
+    app.add_option("--noise-fraction", c.search.noise_fraction, "Root noise weight (0: none)")
+        ->capture_default_str();
+    app.add_flag("--no-tree-reuse", no_tree_reuse, "Start every search from an empty tree");
+    app.add_option("--start-fen", o.start_fen, "Start position (default: the standard one)");
+    backend.add_options(app);
+  }
+
+  // Fills the defaults that depend on the backend; returns the evaluator options.
+  nn::BatchEvaluatorOptions finish(const nn::InferenceBackend& b) {
+    const bool cuda = backend.device.rfind("cuda", 0) == 0;
+    if (workers == 0) workers = b.preferred_streams();
+    if (runner.threads == 0) runner.threads = 2 * workers;
+    if (batch == 0) batch = cuda ? 256 : 64;
+    if (runner.concurrent_games == 0)
+      runner.concurrent_games =
+          std::max(1, runner.threads * batch / std::max(1, runner.leaves_per_search));
+    if (runner.max_games > 0)
+      runner.concurrent_games =
+          int(std::min<std::uint64_t>(std::uint64_t(runner.concurrent_games), runner.max_games));
+    runner.config.tree_reuse = !no_tree_reuse;
+    runner.validate().value_or_throw();
+    nn::BatchEvaluatorOptions e;
+    // One thread's round is one forward pass: its games' leaves, at once.
+    const int per_thread =
+        (runner.concurrent_games + runner.threads - 1) / runner.threads * runner.leaves_per_search;
+    e.max_batch = std::max(1, std::min(per_thread, 4096));
+    e.batch_timeout = std::chrono::microseconds(1000);
+    e.workers = workers;
+    e.cache_size = cache;
+    return e;
+  }
+};
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted = true; }
+
+struct SelfplayOptions {
+  RunnerSetup setup;
+  std::uint64_t games = 16;
+  std::string out = "selfplay";
+};
+
+void run_selfplay(SelfplayOptions o) {
+  if (o.games == 0) throw Error("--games must be at least 1");
+  o.setup.runner.max_games = o.games;
+  auto backend = o.setup.backend.make();
+  const nn::BatchEvaluatorOptions eo = o.setup.finish(*backend);
+  std::filesystem::create_directories(o.out);
+  const std::string records_path = o.out + "/games.jsonl", pgn_path = o.out + "/games.pgn";
+  std::ofstream records(records_path, std::ios::trunc), pgn(pgn_path, std::ios::trunc);
+  if (!records || !pgn) throw Error("cannot write to " + o.out);
+
+  nn::BatchEvaluator evaluator(backend, eo);
+  selfplay::GameRunner runner(evaluator, o.setup.runner);
+  const auto& r = o.setup.runner;
+  std::printf(
+      "selfplay: %llu games, %d at once on %d threads, %d leaves per search, %d/%d visits (full "
+      "fraction %.2f), seed %llu\n  backend %s, %d evaluator worker(s), batches up to %d\n",
+      static_cast<unsigned long long>(o.games), r.concurrent_games, r.threads, r.leaves_per_search,
+      r.config.playouts.full_visits, r.config.playouts.reduced_visits,
+      double(r.config.playouts.full_fraction), static_cast<unsigned long long>(r.seed),
+      o.setup.backend.describe(*backend).c_str(), eo.workers, eo.max_batch);
+  std::fflush(stdout);
+
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  const auto start = Clock::now();
+  std::atomic<bool> finished{false};
+  std::thread reporter([&] {
+    ProgressLine line;
+    const bool tty = ::isatty(STDERR_FILENO);
+    auto last_print = Clock::now();
+    while (!finished.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      const double t = seconds_since(start);
+      const selfplay::RunnerStats s = runner.stats();
+      const nn::EvaluatorStats e = evaluator.stats();
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "games %llu/%llu  %.0f games/h  %.0f positions/s  %.0f evals/s  batch %.1f",
+                    static_cast<unsigned long long>(s.games),
+                    static_cast<unsigned long long>(o.games), 3600.0 * double(s.games) / t,
+                    double(s.positions) / t, double(e.evaluated) / t, e.mean_batch());
+      if (tty) {
+        line.show("%s", text);
+      } else if (seconds_since(last_print) >= 10) {
+        std::fprintf(stderr, "%s\n", text);
+        last_print = Clock::now();
+      }
+    }
+  });
+
+  std::uint64_t written = 0;
+  std::string error;
+  try {
+    runner.run(
+        [&](selfplay::GameRecord&& g) {
+          records << selfplay::to_json(g) << '\n';
+          auto text = chess::write_pgn(selfplay::to_pgn(g));
+          if (text) pgn << *text << '\n';
+          records.flush();
+          pgn.flush();
+          ++written;
+        },
+        &g_interrupted);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  finished = true;
+  reporter.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!error.empty()) throw Error("self-play failed: " + error);
+
+  const double t = seconds_since(start);
+  const selfplay::RunnerStats s = runner.stats();
+  const nn::EvaluatorStats e = evaluator.stats();
+  std::printf(
+      "%s%llu games in %.1f s: +%llu =%llu -%llu (white's view), %llu resigned; %llu positions "
+      "(%llu recorded)\n",
+      g_interrupted ? "interrupted: " : "", static_cast<unsigned long long>(s.games), t,
+      static_cast<unsigned long long>(s.white_wins), static_cast<unsigned long long>(s.draws),
+      static_cast<unsigned long long>(s.black_wins),
+      static_cast<unsigned long long>(s.resignations), static_cast<unsigned long long>(s.positions),
+      static_cast<unsigned long long>(s.recorded));
+  std::printf(
+      "%.0f games/hour, %.0f positions/s, %.0f evals/s (%.1f%% cache hits), mean batch %.1f, "
+      "%llu playouts\n",
+      3600.0 * double(s.games) / t, double(s.positions) / t, double(e.evaluated) / t,
+      e.requests ? 100.0 * double(e.cache_hits) / double(e.requests) : 0.0, e.mean_batch(),
+      static_cast<unsigned long long>(s.playouts));
+  std::printf("resignation: %llu played-out games would have resigned, %llu wrongly (%.1f%%)\n",
+              static_cast<unsigned long long>(s.resign_checked),
+              static_cast<unsigned long long>(s.resign_false_positives),
+              100.0 * s.resign_false_positive_rate());
+  std::printf("wrote %llu games to %s and %s\n", static_cast<unsigned long long>(written),
+              records_path.c_str(), pgn_path.c_str());
+}
+
+struct BenchSelfplayOptions {
+  RunnerSetup setup;
+  int blocks = 0, filters = 0;
+  double seconds = 10;
+  double warmup = 3;
+  int repeat = 3;
+};
+
+struct Window {
+  double seconds;
+  selfplay::RunnerStats runner;
+  nn::EvaluatorStats evaluator;
+};
+
+void run_bench_selfplay(BenchSelfplayOptions o) {
+  if (o.blocks > 0 || o.filters > 0) {
+    if (o.blocks <= 0 || o.filters <= 0) throw Error("--blocks and --filters go together");
+    o.setup.backend.net = std::to_string(o.blocks) + "x" + std::to_string(o.filters);
+  }
+  o.setup.runner.max_games = 0;
+  auto backend = o.setup.backend.make();
+  const nn::BatchEvaluatorOptions eo = o.setup.finish(*backend);
+  const auto& r = o.setup.runner;
+  std::printf(
+      "bench selfplay: %s; %d games at once on %d threads, %d leaves per search, %d visits per "
+      "move (every move full), %d evaluator worker(s), batches up to %d; median of %d run(s) of "
+      "%.0f s after %.0f s warm-up; raw = the backend alone at the run's mean batch, %d "
+      "stream(s), measured right after\n",
+      o.setup.backend.describe(*backend).c_str(), r.concurrent_games, r.threads,
+      r.leaves_per_search, r.config.playouts.full_visits, eo.workers, eo.max_batch, o.repeat,
+      o.seconds, o.warmup, eo.workers);
+  std::printf("%4s %12s %12s %11s %10s %12s %10s\n", "run", "positions/s", "playouts/s", "evals/s",
+              "mean batch", "raw evals/s", "efficiency");
+  const auto positions = bench_positions(4096);
+  std::vector<double> pos_rate, playout_rate, eval_rate, batch, raw_rate, ratio;
+  ProgressLine progress;
+  for (int run = 0; run < o.repeat; ++run) {
+    nn::BatchEvaluator evaluator(backend, eo);
+    auto options = r;
+    options.seed = r.seed + std::uint64_t(run);
+    selfplay::GameRunner runner(evaluator, options);
+    std::atomic<bool> stop{false};
+    std::thread play([&] { runner.run({}, &stop); });
+    auto snapshot = [&] { return Window{0, runner.stats(), evaluator.stats()}; };
+    progress.show("run %d/%d: warming up", run + 1, o.repeat);
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
+    const Window begin = snapshot();
+    const auto t0 = Clock::now();
+    progress.show("run %d/%d: self-play for %.0f s", run + 1, o.repeat, o.seconds);
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
+    const Window end = snapshot();
+    const double t = seconds_since(t0);
+    stop = true;
+    play.join();
+    const nn::EvaluatorStats d = end.evaluator - begin.evaluator;
+    const double evals = double(d.evaluated) / t;
+    const int mean = std::max(1, int(std::lround(d.mean_batch())));
+    std::vector<nn::InputPlanes> inputs;
+    for (int i = 0; i < mean; ++i) inputs.push_back(nn::encode_copy(positions[std::size_t(i)]));
+    progress.show("run %d/%d: the backend alone at batch %d", run + 1, o.repeat, mean);
+    measure_raw(*backend, inputs, 0.3, eo.workers);
+    const RawResult raw = measure_raw(*backend, inputs, o.seconds, eo.workers);
+    progress.clear();
+    pos_rate.push_back(double(end.runner.positions - begin.runner.positions) / t);
+    playout_rate.push_back(double(end.runner.playouts - begin.runner.playouts) / t);
+    eval_rate.push_back(evals);
+    batch.push_back(d.mean_batch());
+    raw_rate.push_back(raw.evals_per_second);
+    ratio.push_back(evals / raw.evals_per_second);
+    std::printf("%4d %12.1f %12.0f %11.0f %10.1f %12.0f %10.3f\n", run + 1, pos_rate.back(),
+                playout_rate.back(), evals, batch.back(), raw_rate.back(), ratio.back());
+    std::fflush(stdout);
+  }
+  std::printf("%4s %12.1f %12.0f %11.0f %10.1f %12.0f %10.3f\n", "med", median(pos_rate),
+              median(playout_rate), median(eval_rate), median(batch), median(raw_rate),
+              median(ratio));
+}
+
+}  // namespace
+
+void add_selfplay_command(CLI::App& app) {
+  auto o = std::make_shared<SelfplayOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "selfplay", "Play self-play games; write training records (games.jsonl) and PGN (games.pgn)");
+  cmd->add_option("--games", o->games, "Games to play")->capture_default_str();
+  cmd->add_option("--out", o->out, "Output directory")->capture_default_str();
+  o->setup.add_options(*cmd);
+  cmd->callback([o] { run_selfplay(*o); });
+}
+
+void add_bench_selfplay_command(CLI::App& bench) {
+  auto o = std::make_shared<BenchSelfplayOptions>();
+  o->setup.runner.config.playouts = {.full_visits = 800, .reduced_visits = 800, .full_fraction = 1};
+  CLI::App* cmd = bench.add_subcommand(
+      "selfplay", "Self-play throughput, and its evals/s as a fraction of the network's alone");
+  cmd->add_option("--blocks", o->blocks, "Residual blocks of a fresh network (with --filters)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--filters", o->filters, "Filters of a fresh network (with --blocks)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--games", o->setup.runner.concurrent_games,
+                  "Games at once (0: threads x batch / leaves)")
+      ->check(CLI::Range(0, 65536));
+  cmd->add_option("--seconds", o->seconds, "Length of each timed run")
+      ->check(CLI::Range(0.5, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Self-play before each timed window")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "Runs (the median is shown)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  o->setup.add_options(*cmd);
+  cmd->callback([o] { run_bench_selfplay(*o); });
+}
+
+}  // namespace chessrl::tool
