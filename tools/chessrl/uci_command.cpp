@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "backend_setup.h"
 #include "chessrl/uci/uci_engine.h"
@@ -37,7 +38,9 @@ void run_uci(UciCommandOptions o, bool backend_given) {
       s.model = model;
       s.backend = "torch";
     }
-    s.threads = threads;
+    // One search feeds one evaluator worker: a forward pass gets every core
+    // unless the Threads option says otherwise.
+    s.threads = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
     return s.make();
   };
   uci::UciEngine engine(std::move(options), std::cout);
