@@ -15,7 +15,8 @@ namespace {
 
 using testing::uci_moves;
 
-TEST(Pgn, ScholarsMate) {
+// Scholar's mate with a full roster and one extra tag.
+PgnGame scholars_mate() {
   PgnGame game;
   game.event = "chess-rl self-play";
   game.white = "net-12";
@@ -24,6 +25,11 @@ TEST(Pgn, ScholarsMate) {
   game.result = "1-0";
   game.tags = {{"Termination", "normal"}};
   game.moves = uci_moves("", "e2e4 e7e5 f1c4 b8c6 d1h5 g8f6 h5f7");
+  return game;
+}
+
+TEST(Pgn, ScholarsMate) {
+  const PgnGame game = scholars_mate();
   auto pgn = write_pgn(game);
   ASSERT_TRUE(pgn.ok()) << pgn.error();
   EXPECT_EQ(*pgn,
@@ -196,14 +202,7 @@ void expect_round_trip(const PgnGame& game) {
 }
 
 TEST(PgnRead, RoundTripsWrittenGames) {
-  PgnGame scholars;
-  scholars.event = "chess-rl self-play";
-  scholars.white = "net-12";
-  scholars.black = "net-11";
-  scholars.date = "2026.11.22";
-  scholars.result = "1-0";
-  scholars.tags = {{"Termination", "normal"}};
-  scholars.moves = uci_moves("", "e2e4 e7e5 f1c4 b8c6 d1h5 g8f6 h5f7");
+  const PgnGame scholars = scholars_mate();
   expect_round_trip(scholars);
 
   PgnGame castles;
