@@ -15,6 +15,20 @@ namespace {
 
 using testing::uci_moves;
 
+// Plays a seeded random legal game into game.moves, to its end by the rules or
+// 400 plies, and sets game.result.
+void play_random_game(std::uint32_t seed, PgnGame& game) {
+  std::mt19937 rng(seed);
+  Position pos;
+  while (!game_result(pos).is_over() && game.moves.size() < 400) {
+    MoveList moves = legal_moves(pos);
+    Move m = moves[std::uniform_int_distribution<int>(0, moves.size() - 1)(rng)];
+    game.moves.push_back(m);
+    pos.make_move(m);
+  }
+  game.result = game_result(pos).pgn_result();
+}
+
 // Scholar's mate with a full roster and one extra tag.
 PgnGame scholars_mate() {
   PgnGame game;
@@ -83,16 +97,8 @@ TEST(Pgn, GameFromFenWithBlackToMove) {
 
 TEST(Pgn, LongGameWrapsAt80Columns) {
   // A seeded random game to its end by the rules.
-  std::mt19937 rng(11);
-  Position pos;
   PgnGame game;
-  while (!game_result(pos).is_over() && game.moves.size() < 400) {
-    MoveList moves = legal_moves(pos);
-    Move m = moves[std::uniform_int_distribution<int>(0, moves.size() - 1)(rng)];
-    game.moves.push_back(m);
-    pos.make_move(m);
-  }
-  game.result = game_result(pos).pgn_result();
+  play_random_game(11, game);
   auto pgn = write_pgn(game);
   ASSERT_TRUE(pgn.ok()) << pgn.error();
   std::istringstream lines(*pgn);
@@ -231,19 +237,11 @@ TEST(PgnRead, RoundTripsWrittenGames) {
 TEST(PgnRead, RoundTripsLongRandomGames) {
   for (unsigned seed : {3u, 11u, 29u}) {
     SCOPED_TRACE(seed);
-    std::mt19937 rng(seed);
-    Position pos;
     PgnGame game;
     game.event = "random";
     game.round = std::to_string(seed);
     game.tags = {{"Seed", std::to_string(seed)}};
-    while (!game_result(pos).is_over() && game.moves.size() < 400) {
-      MoveList moves = legal_moves(pos);
-      Move m = moves[std::uniform_int_distribution<int>(0, moves.size() - 1)(rng)];
-      game.moves.push_back(m);
-      pos.make_move(m);
-    }
-    game.result = game_result(pos).pgn_result();
+    play_random_game(seed, game);
     EXPECT_GE(game.moves.size(), 10u);
     expect_round_trip(game);
   }

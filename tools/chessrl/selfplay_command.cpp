@@ -239,7 +239,6 @@ struct BenchSelfplayOptions {
 };
 
 struct Window {
-  double seconds;
   selfplay::RunnerStats runner;
   nn::EvaluatorStats evaluator;
 };
@@ -273,7 +272,7 @@ void run_bench_selfplay(BenchSelfplayOptions o) {
     selfplay::GameRunner runner(evaluator, options);
     std::atomic<bool> stop{false};
     std::thread play([&] { runner.run({}, &stop); });
-    auto snapshot = [&] { return Window{0, runner.stats(), evaluator.stats()}; };
+    auto snapshot = [&] { return Window{runner.stats(), evaluator.stats()}; };
     progress.show("run %d/%d: warming up", run + 1, o.repeat);
     std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
     const Window begin = snapshot();
