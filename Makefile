@@ -6,7 +6,7 @@ JOBS   ?= $(shell nproc)
 BUILD  := build/$(PRESET)
 CHESSRL := $(BUILD)/tools/chessrl/chessrl
 
-.PHONY: all deps configure build test unit run bench bench-nn bench-selfplay format clean
+.PHONY: all deps configure build test unit run bench bench-nn bench-selfplay bench-replay format clean
 
 all: build
 
@@ -39,6 +39,9 @@ bench-nn: build
 
 bench-selfplay: build
 	@$(CHESSRL) bench selfplay --blocks 6 --filters 64 --repeat 5
+
+bench-replay: build
+	@$(CHESSRL) bench replay --repeat 5
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -315,6 +315,9 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   nn_cmd->callback([o] { run_nn_bench(*o); });
   add_bench_selfplay_command(*bench);
+#ifdef CHESSRL_HAVE_SERVICES
+  add_bench_replay_command(*bench);
+#endif
 }
 
 }  // namespace chessrl::tool

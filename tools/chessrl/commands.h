@@ -12,5 +12,7 @@ void add_uci_command(CLI::App& app);
 void add_selfplay_command(CLI::App& app);
 // `bench selfplay`, under the bench command.
 void add_bench_selfplay_command(CLI::App& bench);
+// `bench replay`, under the bench command (built with CHESSRL_SERVICES only).
+void add_bench_replay_command(CLI::App& bench);
 
 }  // namespace chessrl::tool

@@ -1,0 +1,101 @@
+#include "chessrl/config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+namespace chessrl::config {
+namespace {
+
+bool env_set(const std::string& long_name) {
+  const char* value = std::getenv(env_name(long_name).c_str());
+  return value != nullptr && *value != '\0';
+}
+
+void flatten(const YAML::Node& node, const std::string& key, std::vector<CLI::ConfigItem>& out) {
+  CLI::ConfigItem item;
+  item.name = key;
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      const std::string sub = entry.first.as<std::string>();
+      flatten(entry.second, key.empty() ? sub : key + "-" + sub, out);
+    }
+    return;
+  }
+  if (key.empty()) throw CLI::ConfigError("the config file must be a map of keys to values");
+  if (node.IsSequence()) {
+    for (const auto& element : node) {
+      if (!element.IsScalar()) {
+        throw CLI::ConfigError("config key '" + key + "': lists may hold only plain values");
+      }
+      item.inputs.push_back(element.as<std::string>());
+    }
+  } else if (node.IsScalar()) {
+    item.inputs.push_back(node.as<std::string>());
+  } else {
+    return;  // `key:` with no value keeps the default
+  }
+  out.push_back(std::move(item));
+}
+
+// CLI11 processes the file before the environment and lets the first source
+// win, so keys whose environment variable is set are dropped here: that gives
+// flag > env > file.
+class YamlConfig final : public CLI::Config {
+ public:
+  std::string to_config(const CLI::App* app, bool default_also, bool, std::string) const override {
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    for (const CLI::Option* opt : app->get_options()) {
+      if (opt->get_lnames().empty() || opt->get_lnames().front() == "config" ||
+          opt->get_lnames().front() == "help") {
+        continue;
+      }
+      std::string value = opt->as<std::string>();
+      if (value.empty() && default_also) value = opt->get_default_str();
+      if (value.empty()) continue;
+      out << YAML::Key << opt->get_lnames().front() << YAML::Value << value;
+    }
+    out << YAML::EndMap;
+    return std::string(out.c_str()) + "\n";
+  }
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    YAML::Node root;
+    try {
+      root = YAML::Load(input);
+    } catch (const YAML::Exception& e) {
+      throw CLI::ConfigError(std::string("the config file is not valid YAML: ") + e.what());
+    }
+    std::vector<CLI::ConfigItem> found;
+    if (root.IsNull()) return found;
+    flatten(root, "", found);
+    std::erase_if(found, [](const CLI::ConfigItem& item) { return env_set(item.name); });
+    return found;
+  }
+};
+
+}  // namespace
+
+std::string env_name(const std::string& long_name) {
+  std::string out = "CHESSRL_";
+  for (const char c : long_name) {
+    out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+void finish(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_lnames().empty() || opt->get_lnames().front() == "help") continue;
+    opt->envname(env_name(opt->get_lnames().front()));
+  }
+  app.set_config("--config", "", "YAML file of option values (keys are the long option names)");
+  app.config_formatter(std::make_shared<YamlConfig>());
+  app.allow_config_extras(CLI::config_extras_mode::error);
+}
+
+}  // namespace chessrl::config

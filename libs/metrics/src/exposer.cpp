@@ -1,0 +1,84 @@
+#include "chessrl/metrics/exposer.h"
+
+#include <CivetServer.h>
+
+#include <string>
+#include <vector>
+
+#include "chessrl/core/error.h"
+
+namespace chessrl::metrics {
+namespace {
+
+void respond(mg_connection* conn, int status, const char* reason, const char* type,
+             const std::string& body) {
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+            "Connection: close\r\n\r\n",
+            status, reason, type, body.size());
+  mg_write(conn, body.data(), body.size());
+}
+
+class MetricsHandler final : public CivetHandler {
+ public:
+  explicit MetricsHandler(const Registry& registry) : registry_(registry) {}
+  bool handleGet(CivetServer*, mg_connection* conn) override {
+    respond(conn, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", registry_.serialize());
+    return true;
+  }
+
+ private:
+  const Registry& registry_;
+};
+
+class HealthHandler final : public CivetHandler {
+ public:
+  explicit HealthHandler(HealthCheck check) : check_(std::move(check)) {}
+  bool handleGet(CivetServer*, mg_connection* conn) override {
+    const std::string problem = check_ ? check_() : std::string();
+    if (problem.empty()) {
+      respond(conn, 200, "OK", "text/plain", "ok\n");
+    } else {
+      respond(conn, 503, "Service Unavailable", "text/plain", problem + "\n");
+    }
+    return true;
+  }
+
+ private:
+  HealthCheck check_;
+};
+
+}  // namespace
+
+class Exposer::Impl {
+ public:
+  Impl(const Registry& registry, const std::string& address, HealthCheck health)
+      : metrics_(registry), health_(std::move(health)) {
+    // civetweb wants "host:port"; it reports a failure to bind as an exception.
+    const std::vector<std::string> options = {"listening_ports", address, "num_threads", "2"};
+    try {
+      server_ = std::make_unique<CivetServer>(options);
+    } catch (const std::exception& e) {
+      throw Error("metrics: cannot listen on " + address + ": " + e.what());
+    }
+    server_->addHandler("/metrics", metrics_);
+    server_->addHandler("/healthz", health_);
+    const auto ports = server_->getListeningPorts();
+    port_ = ports.empty() ? 0 : ports.front();
+  }
+  ~Impl() { server_->close(); }
+  int port() const { return port_; }
+
+ private:
+  MetricsHandler metrics_;
+  HealthHandler health_;
+  std::unique_ptr<CivetServer> server_;
+  int port_ = 0;
+};
+
+Exposer::Exposer(const Registry& registry, const std::string& address, HealthCheck health)
+    : impl_(std::make_unique<Impl>(registry, address, std::move(health))) {}
+Exposer::~Exposer() = default;
+int Exposer::port() const { return impl_->port(); }
+
+}  // namespace chessrl::metrics

@@ -1,0 +1,68 @@
+// In-memory ReplayStore and ModelStore with the same semantics as the Redis
+// ones (window, eviction, idempotence, uniform sampling, latest/best), for
+// unit tests of everything above a store. Thread-safe (one mutex each).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_set>
+
+#include "chessrl/replay/model_store.h"
+#include "chessrl/replay/replay_store.h"
+
+namespace chessrl::replay {
+
+class MemoryReplayStore final : public ReplayStore {
+ public:
+  explicit MemoryReplayStore(std::uint64_t capacity_positions);
+
+  Result<std::vector<PushStatus>> push(std::span<const StoredGame> games) override;
+  Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
+  Result<WindowStats> stats() override;
+
+  // Makes every later call fail with `message` (empty: work again), to test
+  // callers' handling of an unreachable store.
+  void set_failure(std::string message);
+
+ private:
+  struct Game {
+    std::string id;
+    std::uint64_t first = 0;  // sequence number of its first position
+    std::size_t count = 0;
+  };
+  std::mutex mutex_;
+  std::uint64_t capacity_;
+  std::deque<Game> window_;
+  std::deque<std::string> positions_;  // sequence numbers first_seq_ ..
+  std::uint64_t first_seq_ = 0;
+  std::unordered_set<std::string> ids_;
+  std::uint64_t games_total_ = 0;
+  std::uint64_t positions_total_ = 0;
+  std::string failure_;
+};
+
+class MemoryModelStore final : public ModelStore {
+ public:
+  Result<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) override;
+  Result<std::optional<ModelMeta>> latest() override;
+  Result<std::optional<ModelMeta>> info(std::uint64_t version) override;
+  Result<std::optional<std::string>> read(std::uint64_t version) override;
+  Result<std::vector<ModelMeta>> versions_after(std::uint64_t version, std::size_t limit) override;
+  Result<std::optional<ModelMeta>> best() override;
+  Result<bool> set_best(std::uint64_t version) override;
+
+  void set_failure(std::string message);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::uint64_t, std::pair<ModelMeta, std::string>> models_;
+  std::uint64_t best_ = 0;
+  std::string failure_;
+};
+
+}  // namespace chessrl::replay

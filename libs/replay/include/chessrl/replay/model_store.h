@@ -1,0 +1,55 @@
+// ModelStore: the model registry's storage: versioned checkpoint blobs with
+// their metadata, a `latest` pointer (the newest version published) and a
+// `best` pointer (moved by the evaluator). Implemented by RedisReplayStore and
+// MemoryModelStore. Thread-safe; failures as in ReplayStore.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chessrl/core/result.h"
+
+namespace chessrl::replay {
+
+struct ModelMeta {
+  std::uint64_t version = 0;  // > 0
+  std::uint64_t step = 0;
+  std::uint64_t size_bytes = 0;
+  std::uint32_t crc32 = 0;  // zlib crc32 of the blob
+  std::int64_t created_unix_ms = 0;
+  std::map<std::string, std::string> metadata;
+  bool operator==(const ModelMeta&) const = default;
+};
+
+enum class PublishStatus : std::uint8_t {
+  kPublished,         // stored; `latest` moved to it if it is the newest
+  kAlreadyPublished,  // this version exists with the same size and crc32: nothing done
+  kConflict,          // this version exists with different contents: nothing done
+};
+
+class ModelStore {
+ public:
+  virtual ~ModelStore() = default;
+
+  // Stores `blob` as `meta.version` (size_bytes and crc32 must describe it;
+  // the caller checks). Readers never see a half-written version.
+  virtual Result<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) = 0;
+  // nullopt while nothing is published / the version does not exist.
+  virtual Result<std::optional<ModelMeta>> latest() = 0;
+  virtual Result<std::optional<ModelMeta>> info(std::uint64_t version) = 0;
+  virtual Result<std::optional<std::string>> read(std::uint64_t version) = 0;
+  // Up to `limit` versions newer than `version`, oldest first.
+  virtual Result<std::vector<ModelMeta>> versions_after(std::uint64_t version,
+                                                        std::size_t limit) = 0;
+  // nullopt while `best` was never set.
+  virtual Result<std::optional<ModelMeta>> best() = 0;
+  // Moves `best` to `version`; returns false (nothing changed) when that
+  // version does not exist.
+  virtual Result<bool> set_best(std::uint64_t version) = 0;
+};
+
+}  // namespace chessrl::replay

@@ -1,0 +1,55 @@
+// RedisServer: a private redis-server child process, on a free loopback port,
+// in its own temporary directory, with a password and AOF persistence (by
+// default appendfsync always, so a SIGKILL loses nothing Redis acknowledged).
+// For integration tests, `chessrl bench replay` and `chessrl local`. Stopped
+// and its directory removed by the destructor. Not thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace chessrl::replay {
+
+// A TCP port on 127.0.0.1 that nothing listens on (bound and released).
+int free_port();
+
+class RedisServer {
+ public:
+  struct Options {
+    std::string password = "chessrl-test-password";
+    bool appendonly = true;
+    std::string appendfsync = "always";  // always, everysec or no
+  };
+  // Starts redis-server and waits (up to 10 s) until it answers PING after
+  // AUTH. Throws chessrl::Error naming the problem (redis-server missing, did
+  // not come up) otherwise.
+  static std::unique_ptr<RedisServer> start(Options options);
+  static std::unique_ptr<RedisServer> start() { return start(Options{}); }
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  int port() const { return port_; }
+  const std::string& password() const { return options_.password; }
+  const std::string& dir() const { return dir_; }
+  bool running() const { return pid_ > 0; }
+
+  // SIGKILL, as a crash; waits for the process to be gone.
+  void kill();
+  // Starts it again on the same port and directory (after kill()), and waits
+  // until it answers.
+  void restart();
+  // Runs redis-cli (with -p and -a) and returns its stdout, trimmed.
+  std::string cli(const std::vector<std::string>& args) const;
+
+ private:
+  RedisServer() = default;
+  void launch();
+  Options options_;
+  int port_ = 0;
+  int pid_ = -1;
+  std::string dir_;
+};
+
+}  // namespace chessrl::replay

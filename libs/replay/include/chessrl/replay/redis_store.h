@@ -1,0 +1,71 @@
+// RedisReplayStore: the ReplayStore and ModelStore over Redis (hiredis), the
+// only code in chess-rl that talks to Redis. The key layout and why sampling
+// takes one round trip are in docs/replay.md. Each push and each sample is one
+// Lua script call (atomic in Redis), so several replay processes may share one
+// Redis.
+//
+// Thread-safe: a pool of connections, one per concurrent caller up to
+// `connections`. A broken connection is reopened (with AUTH when a password is
+// set) on a later call, with exponential backoff; while Redis is unreachable
+// every call fails at once with a message naming the address and the last
+// error, and never blocks longer than the command timeout.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "chessrl/replay/model_store.h"
+#include "chessrl/replay/replay_store.h"
+
+namespace chessrl::replay {
+
+struct RedisOptions {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string password;               // AUTH when not empty
+  std::string key_prefix = "chessrl";  // every key starts with "<prefix>:"
+  std::uint64_t window_positions = 1'000'000;
+  // How long a game id is remembered after its game left the window, so a
+  // late retry of an evicted game is still a duplicate.
+  std::chrono::seconds dedup_ttl{7 * 24 * 3600};
+  int connections = 8;
+  std::chrono::milliseconds connect_timeout{1000};
+  std::chrono::milliseconds command_timeout{5000};
+  std::chrono::milliseconds backoff_min{50};
+  std::chrono::milliseconds backoff_max{2000};
+};
+
+class RedisReplayStore final : public ReplayStore, public ModelStore {
+ public:
+  // Does not connect: the first call does (so a service can start before Redis).
+  explicit RedisReplayStore(RedisOptions options);
+  ~RedisReplayStore() override;
+  RedisReplayStore(const RedisReplayStore&) = delete;
+  RedisReplayStore& operator=(const RedisReplayStore&) = delete;
+
+  // Connects (or reuses a connection) and sends PING: ok when Redis answers.
+  Result<void> ping();
+
+  Result<std::vector<PushStatus>> push(std::span<const StoredGame> games) override;
+  Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
+  Result<WindowStats> stats() override;
+
+  Result<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) override;
+  Result<std::optional<ModelMeta>> latest() override;
+  Result<std::optional<ModelMeta>> info(std::uint64_t version) override;
+  Result<std::optional<std::string>> read(std::uint64_t version) override;
+  Result<std::vector<ModelMeta>> versions_after(std::uint64_t version, std::size_t limit) override;
+  Result<std::optional<ModelMeta>> best() override;
+  Result<bool> set_best(std::uint64_t version) override;
+
+  const RedisOptions& options() const { return options_; }
+
+ private:
+  class Pool;
+  RedisOptions options_;
+  std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace chessrl::replay

@@ -1,0 +1,56 @@
+// ReplayStore: where validated games live, as a sliding window of the most
+// recent training positions that can be sampled uniformly. Two
+// implementations: RedisReplayStore (redis_store.h), the service's, and
+// MemoryReplayStore (memory_store.h), for tests of everything above a store.
+//
+// Every method is thread-safe. Failures (the store unreachable, a reply that
+// makes no sense) come back as a Result error; the service reports them as
+// UNAVAILABLE, and the caller may retry: pushes are idempotent by game id.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chessrl/core/result.h"
+#include "chessrl/replay/validation.h"
+
+namespace chessrl::replay {
+
+enum class PushStatus : std::uint8_t { kStored, kDuplicate };
+
+struct WindowStats {
+  std::uint64_t games = 0;      // games in the window
+  std::uint64_t positions = 0;  // positions in the window
+  std::uint64_t capacity = 0;   // the window's size limit, in positions
+  std::uint64_t games_total = 0;      // games ever stored
+  std::uint64_t positions_total = 0;  // positions ever stored
+};
+
+struct SampledPositions {
+  std::vector<std::string> positions;  // serialized chessrl.v1.TrainingPosition
+  std::uint64_t window_positions = 0;  // window size when drawn
+};
+
+class ReplayStore {
+ public:
+  virtual ~ReplayStore() = default;
+
+  // Stores each game unless a game with its id is stored already (then
+  // kDuplicate and nothing is written), each one atomically, then evicts the
+  // oldest games while the window holds more than its capacity. One status per
+  // game, in order. On success every kStored game is in the store. On failure
+  // some of the games may be stored; pushing them again reports kDuplicate.
+  virtual Result<std::vector<PushStatus>> push(std::span<const StoredGame> games) = 0;
+
+  // `count` positions drawn uniformly with replacement from the window (an
+  // empty list when the window is empty). `seed` seeds the draw, so a store
+  // that does not change answers the same seed the same way.
+  virtual Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) = 0;
+
+  virtual Result<WindowStats> stats() = 0;
+};
+
+}  // namespace chessrl::replay

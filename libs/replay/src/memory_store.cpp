@@ -1,0 +1,167 @@
+#include "chessrl/replay/memory_store.h"
+
+#include <utility>
+
+namespace chessrl::replay {
+
+namespace {
+
+// SplitMix64 (Steele, Lea, Flood 2014): a small, fast generator whose output
+// is fixed by its seed on every platform, so a sample is reproducible.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, bound) without modulo bias (rejects the short last block).
+  std::uint64_t below(std::uint64_t bound) {
+    const std::uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+    std::uint64_t x = next();
+    while (x >= limit) x = next();
+    return x % bound;
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+}  // namespace
+
+// --- MemoryReplayStore -------------------------------------------------------
+
+MemoryReplayStore::MemoryReplayStore(std::uint64_t capacity_positions)
+    : capacity_(capacity_positions) {}
+
+Result<std::vector<PushStatus>> MemoryReplayStore::push(std::span<const StoredGame> games) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  std::vector<PushStatus> statuses;
+  statuses.reserve(games.size());
+  for (const StoredGame& game : games) {
+    // Ids are remembered forever, so a retry of an evicted game is still a duplicate.
+    if (!ids_.insert(game.id).second) {
+      statuses.push_back(PushStatus::kDuplicate);
+      continue;
+    }
+    window_.push_back(Game{game.id, first_seq_ + positions_.size(), game.positions.size()});
+    positions_.insert(positions_.end(), game.positions.begin(), game.positions.end());
+    ++games_total_;
+    positions_total_ += game.positions.size();
+    statuses.push_back(PushStatus::kStored);
+  }
+  while (!window_.empty() && positions_.size() > capacity_) {
+    const Game& oldest = window_.front();
+    positions_.erase(positions_.begin(),
+                     positions_.begin() + static_cast<std::ptrdiff_t>(oldest.count));
+    first_seq_ += oldest.count;
+    window_.pop_front();
+  }
+  return statuses;
+}
+
+Result<SampledPositions> MemoryReplayStore::sample(std::size_t count, std::uint64_t seed) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  SampledPositions out;
+  out.window_positions = positions_.size();
+  if (positions_.empty()) return out;
+  SplitMix64 rng(seed);
+  out.positions.reserve(count);
+  for (std::size_t i = 0; i < count; ++i)
+    out.positions.push_back(positions_[static_cast<std::size_t>(rng.below(positions_.size()))]);
+  return out;
+}
+
+Result<WindowStats> MemoryReplayStore::stats() {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  WindowStats s;
+  s.games = window_.size();
+  s.positions = positions_.size();
+  s.capacity = capacity_;
+  s.games_total = games_total_;
+  s.positions_total = positions_total_;
+  return s;
+}
+
+void MemoryReplayStore::set_failure(std::string message) {
+  std::lock_guard lock(mutex_);
+  failure_ = std::move(message);
+}
+
+// --- MemoryModelStore --------------------------------------------------------
+
+Result<PublishStatus> MemoryModelStore::publish(const ModelMeta& meta, std::string_view blob) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  auto it = models_.find(meta.version);
+  if (it != models_.end()) {
+    const ModelMeta& have = it->second.first;
+    return have.size_bytes == meta.size_bytes && have.crc32 == meta.crc32
+               ? PublishStatus::kAlreadyPublished
+               : PublishStatus::kConflict;
+  }
+  models_.emplace(meta.version, std::make_pair(meta, std::string(blob)));
+  return PublishStatus::kPublished;
+}
+
+Result<std::optional<ModelMeta>> MemoryModelStore::latest() {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  if (models_.empty()) return std::optional<ModelMeta>();
+  return std::optional<ModelMeta>(models_.rbegin()->second.first);
+}
+
+Result<std::optional<ModelMeta>> MemoryModelStore::info(std::uint64_t version) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  auto it = models_.find(version);
+  if (it == models_.end()) return std::optional<ModelMeta>();
+  return std::optional<ModelMeta>(it->second.first);
+}
+
+Result<std::vector<ModelMeta>> MemoryModelStore::versions_after(std::uint64_t version,
+                                                                std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  std::vector<ModelMeta> out;
+  for (auto it = models_.upper_bound(version); it != models_.end() && out.size() < limit; ++it) {
+    out.push_back(it->second.first);
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> MemoryModelStore::read(std::uint64_t version) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  auto it = models_.find(version);
+  if (it == models_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second.second);
+}
+
+Result<std::optional<ModelMeta>> MemoryModelStore::best() {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  auto it = models_.find(best_);
+  if (best_ == 0 || it == models_.end()) return std::optional<ModelMeta>();
+  return std::optional<ModelMeta>(it->second.first);
+}
+
+Result<bool> MemoryModelStore::set_best(std::uint64_t version) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  if (models_.find(version) == models_.end()) return false;
+  best_ = version;
+  return true;
+}
+
+void MemoryModelStore::set_failure(std::string message) {
+  std::lock_guard lock(mutex_);
+  failure_ = std::move(message);
+}
+
+}  // namespace chessrl::replay

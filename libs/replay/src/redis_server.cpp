@@ -1,0 +1,206 @@
+#include "chessrl/replay/redis_server.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "chessrl/core/error.h"
+#include "chessrl/core/subprocess.h"
+
+extern char** environ;
+
+namespace chessrl::replay {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string trim(const std::string& s) {
+  const auto begin = s.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  const auto end = s.find_last_not_of(" \t\r\n");
+  return s.substr(begin, end - begin + 1);
+}
+
+// The last `max_bytes` of a file, for error messages.
+std::string tail(const std::string& path, std::size_t max_bytes = 2000) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "(no " + path + ")";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  if (text.size() > max_bytes) text = "..." + text.substr(text.size() - max_bytes);
+  return text;
+}
+
+// Reaps `pid` if it has exited; true when it has.
+bool reap_if_exited(int pid) {
+  int status = 0;
+  return waitpid(pid, &status, WNOHANG) == pid;
+}
+
+// True when something accepts TCP connections on 127.0.0.1:`port` (checked
+// before running redis-cli, which would print connection errors).
+bool port_accepts(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool accepted = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  close(fd);
+  return accepted;
+}
+
+}  // namespace
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw Error(std::string("free_port: socket: ") + std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const std::string reason = std::strerror(errno);
+    close(fd);
+    throw Error("free_port: " + reason);
+  }
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::unique_ptr<RedisServer> RedisServer::start(Options options) {
+  if (!find_program("redis-server")) {
+    throw Error("redis-server is not installed (not found in PATH); apt-get install redis-server");
+  }
+  std::unique_ptr<RedisServer> server(new RedisServer());
+  server->options_ = std::move(options);
+  std::string dir_template = "/tmp/chessrl-redis-XXXXXX";
+  if (mkdtemp(dir_template.data()) == nullptr) {
+    throw Error(std::string("RedisServer: mkdtemp: ") + std::strerror(errno));
+  }
+  server->dir_ = dir_template;
+  server->port_ = free_port();
+  server->launch();  // on failure the destructor removes the directory
+  return server;
+}
+
+RedisServer::~RedisServer() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!reap_if_exited(pid_)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill();
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    pid_ = -1;
+  }
+  if (!dir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+}
+
+void RedisServer::launch() {
+  const std::string log = dir_ + "/redis.log";
+  const std::string output = dir_ + "/stdout.log";
+  // One option and its value per line.
+  // clang-format off
+  std::vector<std::string> args = {"redis-server",
+                                   "--port", std::to_string(port_),
+                                   "--bind", "127.0.0.1",
+                                   "--dir", dir_,
+                                   "--requirepass", options_.password,
+                                   "--appendonly", options_.appendonly ? "yes" : "no",
+                                   "--appendfsync", options_.appendfsync,
+                                   "--save", "",
+                                   "--daemonize", "no",
+                                   "--protected-mode", "yes",
+                                   "--logfile", log,
+                                   // DEBUG SLEEP, for tests of a server that stops answering.
+                                   "--enable-debug-command", "local"};
+  // clang-format on
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  // posix_spawn, not fork: the test process may have threads.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = -1;
+  const int spawned = posix_spawnp(&pid, "redis-server", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw Error(std::string("redis-server: ") + std::strerror(spawned));
+  pid_ = pid;
+
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (;;) {
+    if (reap_if_exited(pid_)) {
+      pid_ = -1;
+      throw Error("redis-server on port " + std::to_string(port_) + " exited at start:\n" +
+                  tail(output) + "\n" + tail(log));
+    }
+    if (port_accepts(port_) && cli({"PING"}) == "PONG") return;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill();
+      throw Error("redis-server on port " + std::to_string(port_) +
+                  " did not answer PING within 10 s:\n" + tail(output) + "\n" + tail(log));
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+void RedisServer::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+void RedisServer::restart() {
+  if (pid_ > 0) kill();
+  launch();
+}
+
+std::string RedisServer::cli(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {
+      "redis-cli",           "-h", "127.0.0.1",       "-p",
+      std::to_string(port_), "-a", options_.password, "--no-auth-warning"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto process = Subprocess::start(argv);
+  if (!process.ok()) throw Error("redis-cli: " + process.error());
+  std::string out;
+  while (auto line = process->read_line(10s)) {
+    if (!out.empty()) out += '\n';
+    out += *line;
+  }
+  return trim(out);
+}
+
+}  // namespace chessrl::replay

@@ -1,0 +1,84 @@
+// Clients of chessrl-replay's two services. Every call has a deadline; calls
+// that are safe to repeat (all of them: pushes are idempotent by game id) are
+// retried on UNAVAILABLE and DEADLINE_EXCEEDED with exponential backoff, up
+// to `attempts` tries. Errors come back as Result failures naming the call,
+// the gRPC code and the server's message. A client is thread-safe (one
+// channel, shared).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chessrl/core/result.h"
+#include "chessrl/v1/models.grpc.pb.h"
+#include "chessrl/v1/replay.grpc.pb.h"
+
+namespace chessrl::rpc {
+
+struct ClientOptions {
+  std::string address = "127.0.0.1:50051";
+  std::chrono::milliseconds deadline{30000};  // per attempt
+  int attempts = 5;
+  std::chrono::milliseconds backoff_min{100};
+  std::chrono::milliseconds backoff_max{5000};
+  int max_message_bytes = 64 << 20;
+};
+
+std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options);
+
+class ReplayClient {
+ public:
+  explicit ReplayClient(ClientOptions options);
+  ReplayClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
+
+  Result<v1::PushGamesReply> push_games(const v1::PushGamesRequest& request);
+  Result<v1::SampleReply> sample(std::uint32_t count);
+  Result<v1::StatsReply> stats();
+
+ private:
+  ClientOptions options_;
+  std::unique_ptr<v1::ReplayService::Stub> stub_;
+};
+
+class ModelRegistryClient {
+ public:
+  explicit ModelRegistryClient(ClientOptions options);
+  ModelRegistryClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
+
+  // Streams `blob` in chunks of `chunk_bytes`; `info` needs version (and
+  // usually step and metadata); size and crc32 are filled in here.
+  Result<v1::ModelInfo> publish(v1::ModelInfo info, std::string_view blob,
+                                std::size_t chunk_bytes = 1 << 20);
+  // version 0: the latest; best: the `best` version.
+  Result<std::pair<v1::ModelInfo, std::string>> get(std::uint64_t version, bool best = false);
+  // nullopt when nothing is published / best was never set.
+  Result<std::optional<v1::ModelInfo>> latest();
+  Result<std::optional<v1::ModelInfo>> best();
+  Result<v1::ModelInfo> set_best(std::uint64_t version);
+
+  // Calls `on_model` for each version WatchModels yields (first the latest,
+  // or every version after `after_version` when it is not 0), reconnecting
+  // with backoff when the stream breaks, until `on_model` returns false or
+  // `stop` becomes true (checked at least every `poll`).
+  void watch(std::uint64_t after_version, const std::function<bool(const v1::ModelInfo&)>& on_model,
+             const std::atomic<bool>& stop,
+             std::chrono::milliseconds poll = std::chrono::milliseconds(500));
+
+ private:
+  ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::ModelRegistry::Stub> stub_;
+};
+
+// "PushGames: UNAVAILABLE: <server message>".
+std::string describe(const char* call, const grpc::Status& status);
+
+}  // namespace chessrl::rpc

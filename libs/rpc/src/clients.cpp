@@ -1,0 +1,253 @@
+#include "chessrl/rpc/clients.h"
+
+#include <grpcpp/grpcpp.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+namespace chessrl::rpc {
+namespace {
+
+const char* code_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "UNKNOWN_CODE";
+  }
+}
+
+bool retryable(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+// Sleeps `backoff` with +-25% jitter (so many clients do not retry in step)
+// and returns the next backoff.
+std::chrono::milliseconds pause(std::chrono::milliseconds backoff, const ClientOptions& options) {
+  thread_local std::minstd_rand rng(std::random_device{}());
+  std::uniform_real_distribution<double> jitter(0.75, 1.25);
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(
+      static_cast<double>(backoff.count()) * jitter(rng)));
+  return std::min(backoff * 2, options.backoff_max);
+}
+
+// Runs `call(context)` until it succeeds, fails for good, or runs out of tries.
+template <class Call>
+grpc::Status with_retries(const ClientOptions& options, Call&& call) {
+  auto backoff = options.backoff_min;
+  for (int attempt = 1;; ++attempt) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + options.deadline);
+    grpc::Status status = call(context);
+    if (status.ok() || attempt >= options.attempts || !retryable(status.error_code())) {
+      return status;
+    }
+    backoff = pause(backoff, options);
+  }
+}
+
+}  // namespace
+
+std::string describe(const char* call, const grpc::Status& status) {
+  return std::string(call) + ": " + code_name(status.error_code()) + ": " +
+         status.error_message();
+}
+
+std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  return grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
+}
+
+// ---------------------------------------------------------------- replay
+
+ReplayClient::ReplayClient(ClientOptions options)
+    : ReplayClient(options, make_channel(options)) {}
+
+ReplayClient::ReplayClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
+    : options_(std::move(options)), stub_(v1::ReplayService::NewStub(channel)) {}
+
+Result<v1::PushGamesReply> ReplayClient::push_games(const v1::PushGamesRequest& request) {
+  v1::PushGamesReply reply;
+  auto status = with_retries(options_, [&](grpc::ClientContext& context) {
+    reply.Clear();
+    return stub_->PushGames(&context, request, &reply);
+  });
+  if (!status.ok()) return fail(describe("PushGames", status));
+  return reply;
+}
+
+Result<v1::SampleReply> ReplayClient::sample(std::uint32_t count) {
+  v1::SampleRequest request;
+  request.set_count(count);
+  v1::SampleReply reply;
+  auto status = with_retries(options_, [&](grpc::ClientContext& context) {
+    reply.Clear();
+    return stub_->Sample(&context, request, &reply);
+  });
+  if (!status.ok()) return fail(describe("Sample", status));
+  return reply;
+}
+
+Result<v1::StatsReply> ReplayClient::stats() {
+  v1::StatsReply reply;
+  auto status = with_retries(options_, [&](grpc::ClientContext& context) {
+    return stub_->Stats(&context, v1::StatsRequest(), &reply);
+  });
+  if (!status.ok()) return fail(describe("Stats", status));
+  return reply;
+}
+
+// ---------------------------------------------------------------- models
+
+ModelRegistryClient::ModelRegistryClient(ClientOptions options)
+    : ModelRegistryClient(options, make_channel(options)) {}
+
+ModelRegistryClient::ModelRegistryClient(ClientOptions options,
+                                         std::shared_ptr<grpc::Channel> channel)
+    : options_(std::move(options)),
+      channel_(channel),
+      stub_(v1::ModelRegistry::NewStub(channel)) {}
+
+Result<v1::ModelInfo> ModelRegistryClient::publish(v1::ModelInfo info, std::string_view blob,
+                                                   std::size_t chunk_bytes) {
+  if (chunk_bytes == 0) chunk_bytes = 1 << 20;
+  info.set_size_bytes(blob.size());
+  info.set_crc32(static_cast<std::uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(blob.data()), static_cast<uInt>(blob.size()))));
+  v1::ModelInfo reply;
+  auto status = with_retries(options_, [&](grpc::ClientContext& context) {
+    auto writer = stub_->PublishModel(&context, &reply);
+    std::size_t offset = 0;
+    v1::ModelChunk chunk;
+    *chunk.mutable_info() = info;
+    do {
+      const std::size_t n = std::min(chunk_bytes, blob.size() - offset);
+      chunk.set_data(std::string(blob.substr(offset, n)));
+      offset += n;
+      if (!writer->Write(chunk)) break;  // the server ended the call: Finish says why
+      chunk.clear_info();
+    } while (offset < blob.size());
+    writer->WritesDone();
+    return writer->Finish();
+  });
+  if (!status.ok()) return fail(describe("PublishModel", status));
+  return reply;
+}
+
+Result<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::uint64_t version,
+                                                                       bool best) {
+  v1::GetModelRequest request;
+  request.set_version(version);
+  request.set_best(best);
+  std::pair<v1::ModelInfo, std::string> out;
+  auto status = with_retries(options_, [&](grpc::ClientContext& context) {
+    out = {};
+    auto reader = stub_->GetModel(&context, request);
+    v1::ModelChunk chunk;
+    while (reader->Read(&chunk)) {
+      if (chunk.has_info()) out.first = chunk.info();
+      out.second += chunk.data();
+    }
+    return reader->Finish();
+  });
+  if (!status.ok()) return fail(describe("GetModel", status));
+  if (out.second.size() != out.first.size_bytes()) {
+    return fail("GetModel: received " + std::to_string(out.second.size()) + " bytes of " +
+                std::to_string(out.first.size_bytes()));
+  }
+  const auto crc = static_cast<std::uint32_t>(crc32(
+      0L, reinterpret_cast<const Bytef*>(out.second.data()), static_cast<uInt>(out.second.size())));
+  if (crc != out.first.crc32()) return fail("GetModel: crc32 mismatch (the data was damaged)");
+  return out;
+}
+
+namespace {
+
+template <class Call>
+Result<std::optional<v1::ModelInfo>> optional_info(const ClientOptions& options, const char* name,
+                                                   Call&& call) {
+  v1::ModelInfo reply;
+  auto status = with_retries(options, [&](grpc::ClientContext& context) {
+    return call(context, reply);
+  });
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) return std::optional<v1::ModelInfo>();
+  if (!status.ok()) return fail(describe(name, status));
+  return std::optional<v1::ModelInfo>(reply);
+}
+
+}  // namespace
+
+Result<std::optional<v1::ModelInfo>> ModelRegistryClient::latest() {
+  return optional_info(options_, "LatestModel", [&](grpc::ClientContext& c, v1::ModelInfo& r) {
+    return stub_->LatestModel(&c, v1::LatestModelRequest(), &r);
+  });
+}
+
+Result<std::optional<v1::ModelInfo>> ModelRegistryClient::best() {
+  return optional_info(options_, "BestModel", [&](grpc::ClientContext& c, v1::ModelInfo& r) {
+    return stub_->BestModel(&c, v1::BestModelRequest(), &r);
+  });
+}
+
+Result<v1::ModelInfo> ModelRegistryClient::set_best(std::uint64_t version) {
+  v1::SetBestRequest request;
+  request.set_version(version);
+  v1::ModelInfo reply;
+  auto status = with_retries(options_, [&](grpc::ClientContext& context) {
+    return stub_->SetBest(&context, request, &reply);
+  });
+  if (!status.ok()) return fail(describe("SetBest", status));
+  return reply;
+}
+
+void ModelRegistryClient::watch(std::uint64_t after_version,
+                                const std::function<bool(const v1::ModelInfo&)>& on_model,
+                                const std::atomic<bool>& stop, std::chrono::milliseconds poll) {
+  auto backoff = options_.backoff_min;
+  std::uint64_t seen = after_version;
+  while (!stop.load()) {
+    grpc::ClientContext context;
+    v1::WatchModelsRequest request;
+    request.set_after_version(seen);
+    std::atomic<bool> done{false};
+    // Read() blocks until the next version: a helper cancels the stream on stop.
+    std::thread canceller([&] {
+      while (!done.load() && !stop.load()) std::this_thread::sleep_for(poll);
+      context.TryCancel();
+    });
+    auto reader = stub_->WatchModels(&context, request);
+    v1::ModelInfo info;
+    bool keep_going = true;
+    while (keep_going && reader->Read(&info)) {
+      backoff = options_.backoff_min;
+      seen = std::max(seen, info.version());
+      keep_going = on_model(info);
+    }
+    done = true;
+    context.TryCancel();
+    reader->Finish();
+    canceller.join();
+    if (!keep_going) return;
+    if (!stop.load()) backoff = pause(backoff, options_);
+  }
+}
+
+}  // namespace chessrl::rpc

@@ -1,0 +1,142 @@
+// chessrl-replay: the replay store and model registry service (gRPC over
+// Redis). See docs/replay.md. Options come from flags, CHESSRL_* variables and
+// a YAML --config file (flag > env > file > default).
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "chessrl/config/config.h"
+#include "chessrl/core/error.h"
+#include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/registry.h"
+#include "chessrl/replay/memory_store.h"
+#include "chessrl/replay/redis_store.h"
+#include "replay_server.h"
+
+namespace {
+
+struct Settings {
+  std::string store = "redis";
+  chessrl::replay::RedisOptions redis;
+  chessrl::replay_service::ReplayServerOptions server;
+  std::string metrics_listen = "0.0.0.0:9100";
+  int dedup_ttl_hours = 7 * 24;
+  int shutdown_grace_s = 10;
+};
+
+void add_options(CLI::App& app, Settings& s) {
+  app.add_option("--listen", s.server.listen, "gRPC address (host:port)")->capture_default_str();
+  app.add_option("--metrics-listen", s.metrics_listen, "/metrics and /healthz address")
+      ->capture_default_str();
+  app.add_option("--store", s.store, "where games live: redis, or memory (lost on exit)")
+      ->check(CLI::IsMember({"redis", "memory"}))
+      ->capture_default_str();
+  app.add_option("--redis-host", s.redis.host, "Redis host")->capture_default_str();
+  app.add_option("--redis-port", s.redis.port, "Redis port")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  app.add_option("--redis-password", s.redis.password,
+                 "Redis password (AUTH when set); better given as CHESSRL_REDIS_PASSWORD");
+  app.add_option("--redis-connections", s.redis.connections, "Redis connection pool size")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--key-prefix", s.redis.key_prefix, "prefix of every Redis key")
+      ->capture_default_str();
+  app.add_option("--window-positions", s.redis.window_positions,
+                 "training positions kept (oldest games are evicted beyond it)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--dedup-ttl-hours", s.dedup_ttl_hours,
+                 "how long an evicted game's id still counts as a duplicate")
+      ->check(CLI::Range(0, 24 * 365))
+      ->capture_default_str();
+  app.add_option("--max-sample", s.server.replay.max_sample, "most positions per Sample call")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  app.add_option("--max-game-bytes", s.server.replay.limits.max_game_bytes,
+                 "largest accepted game (serialized bytes)")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{64} << 20))
+      ->capture_default_str();
+  app.add_option("--max-plies", s.server.replay.limits.max_plies, "longest accepted game (plies)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  app.add_option("--max-model-bytes", s.server.models.max_model_bytes,
+                 "largest accepted model checkpoint")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
+      ->capture_default_str();
+  app.add_option("--shutdown-grace", s.shutdown_grace_s,
+                 "seconds calls in flight get to finish on SIGTERM")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+}
+
+int serve(Settings& s) {
+  // Signals go to sigwait below, never to a gRPC or Redis thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  s.redis.dedup_ttl = std::chrono::hours(s.dedup_ttl_hours);
+  std::unique_ptr<chessrl::replay::RedisReplayStore> redis;
+  std::unique_ptr<chessrl::replay::MemoryReplayStore> memory_games;
+  std::unique_ptr<chessrl::replay::MemoryModelStore> memory_models;
+  chessrl::replay::ReplayStore* games = nullptr;
+  chessrl::replay::ModelStore* models = nullptr;
+  if (s.store == "redis") {
+    redis = std::make_unique<chessrl::replay::RedisReplayStore>(s.redis);
+    if (auto ping = redis->ping(); !ping.ok()) {
+      std::fprintf(stderr,
+                   "chessrl-replay: Redis not reachable yet (%s); serving anyway, calls fail "
+                   "with UNAVAILABLE until it is\n",
+                   ping.error().c_str());
+    }
+    games = redis.get();
+    models = redis.get();
+  } else {
+    memory_games = std::make_unique<chessrl::replay::MemoryReplayStore>(s.redis.window_positions);
+    memory_models = std::make_unique<chessrl::replay::MemoryModelStore>();
+    games = memory_games.get();
+    models = memory_models.get();
+  }
+
+  chessrl::metrics::Registry registry;
+  chessrl::metrics::add_build_info(registry);
+  chessrl::replay_service::ReplayServer server(*games, *models, registry, s.server);
+  chessrl::metrics::Exposer exposer(registry, s.metrics_listen,
+                                    [&server] { return server.serving() ? "" : "store unreachable"; });
+  std::fprintf(stderr,
+               "chessrl-replay: serving gRPC on port %d (store %s, window %llu positions), "
+               "metrics on port %d\n",
+               server.port(), s.store.c_str(),
+               static_cast<unsigned long long>(s.redis.window_positions), exposer.port());
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::fprintf(stderr, "chessrl-replay: %s, finishing calls in flight (up to %d s)\n",
+               signal == SIGTERM ? "SIGTERM" : "SIGINT", s.shutdown_grace_s);
+  server.shutdown(std::chrono::seconds(s.shutdown_grace_s));
+  std::fprintf(stderr, "chessrl-replay: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"chessrl-replay: validated self-play games in a Redis window, uniform "
+               "sampling, and the model registry (gRPC)"};
+  Settings settings;
+  add_options(app, settings);
+  chessrl::config::finish(app);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return serve(settings);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chessrl-replay: %s\n", e.what());
+    return 1;
+  }
+}

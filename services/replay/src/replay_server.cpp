@@ -1,0 +1,74 @@
+#include "replay_server.h"
+
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server_builder.h>
+
+#include "chessrl/core/error.h"
+
+namespace chessrl::replay_service {
+
+ReplayServer::ReplayServer(replay::ReplayStore& store, replay::ModelStore& models,
+                           metrics::Registry& registry, ReplayServerOptions options)
+    : store_(store),
+      models_(models),
+      metrics_(registry),
+      options_(std::move(options)),
+      replay_service_(store, metrics_, options_.replay),
+      registry_service_(models, metrics_, options_.models) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(&replay_service_);
+  builder.RegisterService(&registry_service_);
+  builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
+  builder.SetMaxSendMessageSize(options_.max_message_bytes);
+  server_ = builder.BuildAndStart();
+  if (!server_ || port_ == 0) throw Error("replay: cannot listen on " + options_.listen);
+  monitor_ = std::thread([this] { monitor(); });
+}
+
+ReplayServer::~ReplayServer() { shutdown(std::chrono::milliseconds(0)); }
+
+bool ReplayServer::serving() const {
+  std::lock_guard lock(mutex_);
+  return serving_;
+}
+
+void ReplayServer::monitor() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    auto stats = store_.stats();
+    const bool up = stats.ok();
+    if (up) {
+      metrics_.window_positions.set(static_cast<double>(stats->positions));
+      metrics_.window_games.set(static_cast<double>(stats->games));
+      if (auto latest = models_.latest(); latest.ok() && latest->has_value()) {
+        metrics_.model_version.set(static_cast<double>((*latest)->version));
+      }
+    }
+    metrics_.store_up.set(up ? 1.0 : 0.0);
+    if (auto* health = server_->GetHealthCheckService()) {
+      health->SetServingStatus(up);
+    }
+    lock.lock();
+    serving_ = up;
+    stop_cv_.wait_for(lock, options_.monitor_interval, [this] { return stopping_; });
+  }
+}
+
+void ReplayServer::shutdown(std::chrono::milliseconds grace) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (monitor_.joinable()) monitor_.join();
+  if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
+  registry_service_.stop_watchers();
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
+  server_->Wait();
+}
+
+}  // namespace chessrl::replay_service

@@ -1,0 +1,64 @@
+// ReplayServer: the chessrl-replay process minus its main(): the gRPC server
+// with ReplayService, ModelRegistry and the standard health service
+// (grpc.health.v1), plus a monitor thread that checks the store every
+// `monitor_interval` and keeps the health status and the window gauges
+// current. Used by main.cpp and, in-process, by the integration tests.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <grpcpp/server.h>
+
+#include "chessrl/metrics/registry.h"
+#include "replay_service.h"
+
+namespace chessrl::replay_service {
+
+struct ReplayServerOptions {
+  std::string listen = "0.0.0.0:50051";  // "127.0.0.1:0" picks a free port
+  ReplayServiceOptions replay;
+  ModelRegistryOptions models;
+  int max_message_bytes = 64 << 20;
+  std::chrono::milliseconds monitor_interval{1000};
+};
+
+class ReplayServer {
+ public:
+  // Starts serving. Throws chessrl::Error naming the address when it cannot listen.
+  ReplayServer(replay::ReplayStore& store, replay::ModelStore& models,
+               metrics::Registry& registry, ReplayServerOptions options);
+  ~ReplayServer();  // shutdown() with a zero grace period if not done yet
+  ReplayServer(const ReplayServer&) = delete;
+  ReplayServer& operator=(const ReplayServer&) = delete;
+
+  int port() const { return port_; }
+  // Whether the last store check succeeded (what the health service says).
+  bool serving() const;
+
+  // Graceful stop: refuses new calls, ends WatchModels streams, lets calls in
+  // flight (pushes) finish for up to `grace`, then cancels what is left.
+  void shutdown(std::chrono::milliseconds grace);
+
+ private:
+  void monitor();
+  replay::ReplayStore& store_;
+  replay::ModelStore& models_;
+  ReplayMetrics metrics_;
+  ReplayServerOptions options_;
+  ReplayServiceImpl replay_service_;
+  ModelRegistryImpl registry_service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  mutable std::mutex mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  bool serving_ = false;
+  std::thread monitor_;
+};
+
+}  // namespace chessrl::replay_service

@@ -1,0 +1,405 @@
+#include "replay_service.h"
+
+#include <zlib.h>
+
+#include <chrono>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+
+namespace chessrl::replay_service {
+namespace {
+
+using grpc::Status;
+using grpc::StatusCode;
+
+Status unavailable(const std::string& what, const std::string& error) {
+  return Status(StatusCode::UNAVAILABLE, what + ": " + error);
+}
+
+// Runs a handler body; an exception becomes INTERNAL instead of reaching gRPC.
+template <class Body>
+Status guarded(const char* rpc, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return Status(StatusCode::INTERNAL, std::string(rpc) + ": " + e.what());
+  } catch (...) {
+    return Status(StatusCode::INTERNAL, std::string(rpc) + ": unknown error");
+  }
+}
+
+// splitmix64's finaliser: distinct seeds for consecutive calls.
+std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
+    : games_stored(registry.counter("chessrl_replay_games_stored_total",
+                                    "Games validated and stored")),
+      games_duplicate(registry.counter("chessrl_replay_games_duplicate_total",
+                                       "Pushed games whose id was already stored")),
+      positions_stored(registry.counter("chessrl_replay_positions_stored_total",
+                                        "Training positions stored")),
+      positions_sampled(registry.counter("chessrl_replay_positions_sampled_total",
+                                         "Training positions served by Sample")),
+      store_errors(registry.counter("chessrl_replay_store_errors_total",
+                                    "Store calls that failed (Redis unreachable)")),
+      window_positions(registry.gauge("chessrl_replay_positions",
+                                      "Training positions in the replay window")),
+      window_games(registry.gauge("chessrl_replay_games", "Games in the replay window")),
+      model_version(registry.gauge("chessrl_model_version", "Latest published model version")),
+      store_up(registry.gauge("chessrl_replay_store_up",
+                              "1 when the last store health check succeeded, else 0")),
+      registry_(registry) {
+  for (const auto reason : replay::kAllRejectReasons) rejected(reason);  // export zeros
+}
+
+metrics::Counter& ReplayMetrics::rejected(replay::RejectReason reason) {
+  return registry_.counter("chessrl_replay_games_rejected_total",
+                           "Pushed games refused by validation, by reason",
+                           {{"reason", std::string(replay::reason_label(reason))}});
+}
+
+// ---------------------------------------------------------------- replay
+
+ReplayServiceImpl::ReplayServiceImpl(replay::ReplayStore& store, ReplayMetrics& metrics,
+                                     ReplayServiceOptions options)
+    : store_(store), metrics_(metrics), options_(options), seed_base_(std::random_device{}()) {}
+
+Status ReplayServiceImpl::PushGames(grpc::ServerContext*, const v1::PushGamesRequest* request,
+                                    v1::PushGamesReply* reply) {
+  return guarded("PushGames", [&] { return push(*request, *reply); });
+}
+
+Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGamesReply& reply) {
+  std::vector<replay::StoredGame> valid;
+  std::vector<int> valid_index;  // request index of each valid game
+  std::vector<std::size_t> rejected;
+  reply.mutable_results()->Reserve(request.games_size());
+  for (int i = 0; i < request.games_size(); ++i) {
+    const v1::Game& game = request.games(i);
+    v1::PushResult* result = reply.add_results();
+    result->set_id(game.id());
+    replay::Validation validation = replay::validate_game(game, options_.limits);
+    if (auto* rejection = std::get_if<replay::Rejection>(&validation)) {
+      result->set_status(v1::REJECTED);
+      result->set_reason(std::string(replay::reason_label(rejection->reason)));
+      result->set_detail(std::move(rejection->detail));
+      rejected.push_back(static_cast<std::size_t>(rejection->reason));
+      continue;
+    }
+    valid.push_back(std::get<replay::StoredGame>(std::move(validation)));
+    valid_index.push_back(i);
+  }
+  // Rejections are counted once per push, even when the store then fails
+  // and the client retries: a retried bad game is counted again, as it should.
+  for (const std::size_t reason : rejected) {
+    metrics_.rejected(static_cast<replay::RejectReason>(reason)).inc();
+  }
+  if (valid.empty()) return Status::OK;
+  auto statuses = store_.push(valid);
+  if (!statuses.ok()) {
+    metrics_.store_errors.inc();
+    return unavailable("PushGames: the store did not take the games (none acknowledged)",
+                       statuses.error());
+  }
+  for (std::size_t k = 0; k < valid.size(); ++k) {
+    v1::PushResult* result = reply.mutable_results(valid_index[k]);
+    if ((*statuses)[k] == replay::PushStatus::kStored) {
+      result->set_status(v1::STORED);
+      metrics_.games_stored.inc();
+      metrics_.positions_stored.inc(static_cast<double>(valid[k].positions.size()));
+    } else {
+      result->set_status(v1::DUPLICATE);
+      metrics_.games_duplicate.inc();
+    }
+  }
+  return Status::OK;
+}
+
+Status ReplayServiceImpl::Sample(grpc::ServerContext*, const v1::SampleRequest* request,
+                                 v1::SampleReply* reply) {
+  return guarded("Sample", [&] {
+    const std::uint32_t count = request->count();
+    if (count == 0 || count > options_.max_sample) {
+      return Status(StatusCode::INVALID_ARGUMENT,
+                    "Sample: count must be 1.." + std::to_string(options_.max_sample) + ", got " +
+                        std::to_string(count));
+    }
+    const std::uint64_t seed = mix64(seed_base_ ^ mix64(++sample_calls_));
+    auto sampled = store_.sample(count, seed);
+    if (!sampled.ok()) {
+      metrics_.store_errors.inc();
+      return unavailable("Sample", sampled.error());
+    }
+    reply->set_window_positions(sampled->window_positions);
+    reply->mutable_positions()->Reserve(static_cast<int>(sampled->positions.size()));
+    for (const std::string& blob : sampled->positions) {
+      if (!reply->add_positions()->ParseFromString(blob)) {
+        return Status(StatusCode::DATA_LOSS, "Sample: a stored position does not parse");
+      }
+    }
+    metrics_.positions_sampled.inc(static_cast<double>(sampled->positions.size()));
+    return Status::OK;
+  });
+}
+
+Status ReplayServiceImpl::Stats(grpc::ServerContext*, const v1::StatsRequest*,
+                                v1::StatsReply* reply) {
+  return guarded("Stats", [&] {
+    auto stats = store_.stats();
+    if (!stats.ok()) {
+      metrics_.store_errors.inc();
+      return unavailable("Stats", stats.error());
+    }
+    reply->set_window_games(stats->games);
+    reply->set_window_positions(stats->positions);
+    reply->set_window_capacity(stats->capacity);
+    reply->set_games_stored_total(stats->games_total);
+    reply->set_positions_stored_total(stats->positions_total);
+    reply->set_duplicates_total(static_cast<std::uint64_t>(metrics_.games_duplicate.value()));
+    for (const auto reason : replay::kAllRejectReasons) {
+      (*reply->mutable_rejected_total())[std::string(replay::reason_label(reason))] =
+          static_cast<std::uint64_t>(metrics_.rejected(reason).value());
+    }
+    metrics_.window_positions.set(static_cast<double>(stats->positions));
+    metrics_.window_games.set(static_cast<double>(stats->games));
+    return Status::OK;
+  });
+}
+
+// ---------------------------------------------------------------- models
+
+v1::ModelInfo to_proto(const replay::ModelMeta& meta) {
+  v1::ModelInfo info;
+  info.set_version(meta.version);
+  info.set_step(meta.step);
+  info.set_size_bytes(meta.size_bytes);
+  info.set_crc32(meta.crc32);
+  info.set_created_unix_ms(meta.created_unix_ms);
+  for (const auto& [key, value] : meta.metadata) (*info.mutable_metadata())[key] = value;
+  return info;
+}
+
+replay::ModelMeta from_proto(const v1::ModelInfo& info) {
+  replay::ModelMeta meta;
+  meta.version = info.version();
+  meta.step = info.step();
+  meta.size_bytes = info.size_bytes();
+  meta.crc32 = info.crc32();
+  meta.created_unix_ms = info.created_unix_ms();
+  for (const auto& [key, value] : info.metadata()) meta.metadata[key] = value;
+  return meta;
+}
+
+ModelRegistryImpl::ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics,
+                                     ModelRegistryOptions options)
+    : store_(store), metrics_(metrics), options_(options) {}
+
+Status ModelRegistryImpl::PublishModel(grpc::ServerContext*,
+                                       grpc::ServerReader<v1::ModelChunk>* reader,
+                                       v1::ModelInfo* reply) {
+  return guarded("PublishModel", [&] { return publish(*reader, *reply); });
+}
+
+Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
+                                  v1::ModelInfo& reply) {
+  v1::ModelChunk chunk;
+  if (!reader.Read(&chunk)) {
+    return Status(StatusCode::INVALID_ARGUMENT, "PublishModel: no chunks");
+  }
+  if (!chunk.has_info() || chunk.info().version() == 0) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: the first chunk must carry info with a version > 0");
+  }
+  replay::ModelMeta meta = from_proto(chunk.info());
+  std::string blob = std::move(*chunk.mutable_data());
+  while (reader.Read(&chunk)) {
+    if (chunk.has_info()) {
+      return Status(StatusCode::INVALID_ARGUMENT, "PublishModel: info is allowed only first");
+    }
+    if (blob.size() + chunk.data().size() > options_.max_model_bytes) {
+      return Status(StatusCode::RESOURCE_EXHAUSTED,
+                    "PublishModel: the model is larger than max_model_bytes (" +
+                        std::to_string(options_.max_model_bytes) + ")");
+    }
+    blob += chunk.data();
+  }
+  if (blob.empty()) return Status(StatusCode::INVALID_ARGUMENT, "PublishModel: empty model");
+  if (meta.size_bytes != 0 && meta.size_bytes != blob.size()) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: info says " + std::to_string(meta.size_bytes) +
+                      " bytes, received " + std::to_string(blob.size()));
+  }
+  const auto crc = static_cast<std::uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(blob.data()), static_cast<uInt>(blob.size())));
+  if (meta.crc32 != 0 && meta.crc32 != crc) {
+    return Status(StatusCode::DATA_LOSS, "PublishModel: crc32 mismatch (the data was damaged)");
+  }
+  meta.size_bytes = blob.size();
+  meta.crc32 = crc;
+  meta.created_unix_ms = now_unix_ms();
+  auto status = store_.publish(meta, blob);
+  if (!status.ok()) {
+    metrics_.store_errors.inc();
+    return unavailable("PublishModel", status.error());
+  }
+  if (*status == replay::PublishStatus::kConflict) {
+    return Status(StatusCode::ALREADY_EXISTS,
+                  "PublishModel: version " + std::to_string(meta.version) +
+                      " exists with different contents");
+  }
+  auto stored = store_.info(meta.version);
+  if (!stored.ok() || !stored->has_value()) {
+    return unavailable("PublishModel", stored.ok() ? "version vanished" : stored.error());
+  }
+  reply = to_proto(**stored);
+  {
+    std::lock_guard lock(mutex_);
+    ++publishes_;
+  }
+  published_.notify_all();
+  return Status::OK;
+}
+
+Status ModelRegistryImpl::GetModel(grpc::ServerContext*, const v1::GetModelRequest* request,
+                                   grpc::ServerWriter<v1::ModelChunk>* writer) {
+  return guarded("GetModel", [&] { return get(*request, *writer); });
+}
+
+Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
+                              grpc::ServerWriter<v1::ModelChunk>& writer) {
+  if (request.best() && request.version() != 0) {
+    return Status(StatusCode::INVALID_ARGUMENT, "GetModel: give a version or best, not both");
+  }
+  auto meta = request.best()               ? store_.best()
+              : request.version() == 0 ? store_.latest()
+                                           : store_.info(request.version());
+  if (!meta.ok()) return unavailable("GetModel", meta.error());
+  if (!meta->has_value()) {
+    return Status(StatusCode::NOT_FOUND,
+                  request.best()             ? "GetModel: no best model yet"
+                  : request.version() == 0 ? "GetModel: no model published yet"
+                                             : "GetModel: no version " +
+                                                   std::to_string(request.version()));
+  }
+  auto blob = store_.read((*meta)->version);
+  if (!blob.ok()) return unavailable("GetModel", blob.error());
+  if (!blob->has_value()) return Status(StatusCode::NOT_FOUND, "GetModel: the model vanished");
+  const std::string& data = **blob;
+  std::size_t offset = 0;
+  v1::ModelChunk chunk;
+  *chunk.mutable_info() = to_proto(**meta);
+  do {
+    const std::size_t n = std::min<std::size_t>(options_.chunk_bytes, data.size() - offset);
+    chunk.set_data(data.substr(offset, n));
+    offset += n;
+    if (!writer.Write(chunk)) return Status(StatusCode::CANCELLED, "GetModel: client went away");
+    chunk.clear_info();
+  } while (offset < data.size());
+  return Status::OK;
+}
+
+Status ModelRegistryImpl::LatestModel(grpc::ServerContext*, const v1::LatestModelRequest*,
+                                      v1::ModelInfo* reply) {
+  return guarded("LatestModel", [&] {
+    auto meta = store_.latest();
+    if (!meta.ok()) return unavailable("LatestModel", meta.error());
+    if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no model published yet");
+    *reply = to_proto(**meta);
+    metrics_.model_version.set(static_cast<double>((*meta)->version));
+    return Status::OK;
+  });
+}
+
+Status ModelRegistryImpl::BestModel(grpc::ServerContext*, const v1::BestModelRequest*,
+                                    v1::ModelInfo* reply) {
+  return guarded("BestModel", [&] {
+    auto meta = store_.best();
+    if (!meta.ok()) return unavailable("BestModel", meta.error());
+    if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no best model yet");
+    *reply = to_proto(**meta);
+    return Status::OK;
+  });
+}
+
+Status ModelRegistryImpl::SetBest(grpc::ServerContext*, const v1::SetBestRequest* request,
+                                  v1::ModelInfo* reply) {
+  return guarded("SetBest", [&] {
+    auto moved = store_.set_best(request->version());
+    if (!moved.ok()) return unavailable("SetBest", moved.error());
+    if (!*moved) {
+      return Status(StatusCode::NOT_FOUND,
+                    "SetBest: no version " + std::to_string(request->version()));
+    }
+    auto meta = store_.info(request->version());
+    if (!meta.ok() || !meta->has_value()) {
+      return unavailable("SetBest", meta.ok() ? "version vanished" : meta.error());
+    }
+    *reply = to_proto(**meta);
+    return Status::OK;
+  });
+}
+
+Status ModelRegistryImpl::WatchModels(grpc::ServerContext* context,
+                                      const v1::WatchModelsRequest* request,
+                                      grpc::ServerWriter<v1::ModelInfo>* writer) {
+  return guarded("WatchModels", [&] { return watch(*context, *request, *writer); });
+}
+
+Status ModelRegistryImpl::watch(grpc::ServerContext& context,
+                                const v1::WatchModelsRequest& request,
+                                grpc::ServerWriter<v1::ModelInfo>& writer) {
+  std::uint64_t sent = request.after_version();
+  bool first = true;
+  while (!context.IsCancelled()) {
+    std::uint64_t seen_publishes;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return Status(StatusCode::UNAVAILABLE, "WatchModels: the server is stopping");
+      seen_publishes = publishes_;
+    }
+    auto newer = store_.versions_after(sent, 64);
+    if (newer.ok()) {
+      std::vector<replay::ModelMeta>& list = *newer;
+      // A watcher from scratch starts at the latest version, not at version 1.
+      if (first && request.after_version() == 0 && !list.empty()) {
+        list.erase(list.begin(), list.end() - 1);
+      }
+      for (const auto& meta : list) {
+        if (!writer.Write(to_proto(meta))) return Status::OK;  // the client left
+        sent = meta.version;
+      }
+      first = false;
+    }
+    // Store failures are retried at the next poll; the stream stays open.
+    std::unique_lock lock(mutex_);
+    published_.wait_for(lock, std::chrono::milliseconds(options_.watch_poll_ms),
+                        [&] { return stopping_ || publishes_ != seen_publishes; });
+  }
+  return Status::OK;
+}
+
+void ModelRegistryImpl::stop_watchers() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  published_.notify_all();
+}
+
+}  // namespace chessrl::replay_service

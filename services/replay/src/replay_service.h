@@ -1,0 +1,112 @@
+// The gRPC services of chessrl-replay over a ReplayStore and a ModelStore:
+// ReplayServiceImpl (PushGames, Sample, Stats) and ModelRegistryImpl. Every
+// handler turns every failure into a grpc::Status: a store failure is
+// UNAVAILABLE (retry), bad input INVALID_ARGUMENT; no exception escapes.
+// Thread-safe: gRPC calls the handlers from many threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include "chessrl/metrics/registry.h"
+#include "chessrl/replay/model_store.h"
+#include "chessrl/replay/replay_store.h"
+#include "chessrl/replay/validation.h"
+#include "chessrl/v1/models.grpc.pb.h"
+#include "chessrl/v1/replay.grpc.pb.h"
+
+namespace chessrl::replay_service {
+
+struct ReplayServiceOptions {
+  replay::ValidationLimits limits;
+  std::uint32_t max_sample = 16384;  // positions per Sample call
+};
+
+// The service's own series in a metrics registry (names in shared/DESIGN.md).
+struct ReplayMetrics {
+  explicit ReplayMetrics(metrics::Registry& registry);
+  metrics::Counter& games_stored;
+  metrics::Counter& games_duplicate;
+  metrics::Counter& positions_stored;
+  metrics::Counter& positions_sampled;
+  metrics::Counter& store_errors;
+  metrics::Gauge& window_positions;
+  metrics::Gauge& window_games;
+  metrics::Gauge& model_version;
+  metrics::Gauge& store_up;
+  metrics::Counter& rejected(replay::RejectReason reason);
+
+ private:
+  metrics::Registry& registry_;
+};
+
+class ReplayServiceImpl final : public v1::ReplayService::Service {
+ public:
+  ReplayServiceImpl(replay::ReplayStore& store, ReplayMetrics& metrics,
+                    ReplayServiceOptions options);
+
+  grpc::Status PushGames(grpc::ServerContext* context, const v1::PushGamesRequest* request,
+                         v1::PushGamesReply* reply) override;
+  grpc::Status Sample(grpc::ServerContext* context, const v1::SampleRequest* request,
+                      v1::SampleReply* reply) override;
+  grpc::Status Stats(grpc::ServerContext* context, const v1::StatsRequest* request,
+                     v1::StatsReply* reply) override;
+
+ private:
+  grpc::Status push(const v1::PushGamesRequest& request, v1::PushGamesReply& reply);
+  replay::ReplayStore& store_;
+  ReplayMetrics& metrics_;
+  ReplayServiceOptions options_;
+  std::atomic<std::uint64_t> sample_calls_{0};
+  std::uint64_t seed_base_;
+};
+
+struct ModelRegistryOptions {
+  std::uint64_t max_model_bytes = 1ull << 30;
+  std::uint32_t chunk_bytes = 1 << 20;  // GetModel's data per message
+  int watch_poll_ms = 1000;  // how often a watcher looks for versions other processes published
+};
+
+class ModelRegistryImpl final : public v1::ModelRegistry::Service {
+ public:
+  ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics,
+                    ModelRegistryOptions options);
+
+  grpc::Status PublishModel(grpc::ServerContext* context,
+                            grpc::ServerReader<v1::ModelChunk>* reader,
+                            v1::ModelInfo* reply) override;
+  grpc::Status GetModel(grpc::ServerContext* context, const v1::GetModelRequest* request,
+                        grpc::ServerWriter<v1::ModelChunk>* writer) override;
+  grpc::Status LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest* request,
+                           v1::ModelInfo* reply) override;
+  grpc::Status WatchModels(grpc::ServerContext* context, const v1::WatchModelsRequest* request,
+                           grpc::ServerWriter<v1::ModelInfo>* writer) override;
+  grpc::Status SetBest(grpc::ServerContext* context, const v1::SetBestRequest* request,
+                       v1::ModelInfo* reply) override;
+  grpc::Status BestModel(grpc::ServerContext* context, const v1::BestModelRequest* request,
+                         v1::ModelInfo* reply) override;
+
+  // Ends every WatchModels stream (for shutdown: they would otherwise run forever).
+  void stop_watchers();
+
+ private:
+  grpc::Status publish(grpc::ServerReader<v1::ModelChunk>& reader, v1::ModelInfo& reply);
+  grpc::Status get(const v1::GetModelRequest& request, grpc::ServerWriter<v1::ModelChunk>& writer);
+  grpc::Status watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
+                     grpc::ServerWriter<v1::ModelInfo>& writer);
+  replay::ModelStore& store_;
+  ReplayMetrics& metrics_;
+  ModelRegistryOptions options_;
+  std::mutex mutex_;
+  std::condition_variable published_;  // notified on every publish and on stop
+  std::uint64_t publishes_ = 0;        // guarded by mutex_
+  bool stopping_ = false;              // guarded by mutex_
+};
+
+// ModelMeta <-> ModelInfo.
+v1::ModelInfo to_proto(const replay::ModelMeta& meta);
+replay::ModelMeta from_proto(const v1::ModelInfo& info);
+
+}  // namespace chessrl::replay_service

@@ -1,0 +1,142 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "chessrl/core/error.h"
+#include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/registry.h"
+
+namespace chessrl::metrics {
+namespace {
+
+// One HTTP/1.0 GET on 127.0.0.1:port; the whole response (status line, headers, body).
+std::string http_get(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  if (::write(fd, request.data(), request.size()) < 0) return "write failed";
+  std::string response;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) response.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return response;
+}
+
+TEST(Registry, SerializesCountersAndGaugesInTextFormat) {
+  Registry registry;
+  registry.counter("chessrl_games_total", "Games played").inc(3);
+  registry.counter("chessrl_rejected_total", "Rejects", {{"reason", "bad_fen"}}).inc();
+  registry.counter("chessrl_rejected_total", "Rejects", {{"reason", "illegal_move"}}).inc(2);
+  registry.gauge("chessrl_window", "Window size").set(1.5);
+  const std::string text = registry.serialize();
+  EXPECT_NE(text.find("# HELP chessrl_games_total Games played\n# TYPE chessrl_games_total "
+                      "counter\nchessrl_games_total 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("chessrl_rejected_total{reason=\"bad_fen\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("chessrl_rejected_total{reason=\"illegal_move\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE chessrl_window gauge\nchessrl_window 1.5\n"), std::string::npos);
+  // Families are sorted by name and each HELP/TYPE appears once.
+  EXPECT_LT(text.find("chessrl_games_total"), text.find("chessrl_rejected_total"));
+  EXPECT_EQ(text.find("# TYPE chessrl_rejected_total"),
+            text.rfind("# TYPE chessrl_rejected_total"));
+}
+
+TEST(Registry, SameSeriesIsTheSameObject) {
+  Registry registry;
+  Counter& a = registry.counter("chessrl_x_total", "x", {{"k", "v"}});
+  Counter& b = registry.counter("chessrl_x_total", "x", {{"k", "v"}});
+  EXPECT_EQ(&a, &b);
+  a.inc();
+  EXPECT_EQ(b.value(), 1.0);
+  a.inc(-5);  // counters never go down
+  EXPECT_EQ(b.value(), 1.0);
+}
+
+TEST(Registry, EscapesLabelValues) {
+  Registry registry;
+  registry.gauge("chessrl_g", "g", {{"opponent", "a\"b\\c\nd"}}).set(1);
+  EXPECT_NE(registry.serialize().find("chessrl_g{opponent=\"a\\\"b\\\\c\\nd\"} 1"),
+            std::string::npos)
+      << registry.serialize();
+}
+
+TEST(Registry, RefusesBadNamesAndTypeClashes) {
+  Registry registry;
+  EXPECT_THROW(registry.counter("9lives", "x"), Error);
+  EXPECT_THROW(registry.counter("has space", "x"), Error);
+  EXPECT_THROW(registry.counter("chessrl_ok_total", "x", {{"bad-label", "v"}}), Error);
+  registry.counter("chessrl_c_total", "x");
+  EXPECT_THROW(registry.gauge("chessrl_c_total", "x"), Error);
+}
+
+TEST(Registry, CountsFromManyThreads) {
+  Registry registry;
+  Counter& counter = registry.counter("chessrl_n_total", "n");
+  Gauge& gauge = registry.gauge("chessrl_g", "g");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10000; ++i) {
+        counter.inc();
+        gauge.add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(counter.value(), 40000.0);
+  EXPECT_EQ(gauge.value(), 40000.0);
+}
+
+TEST(Registry, BuildInfo) {
+  Registry registry;
+  add_build_info(registry);
+  EXPECT_NE(registry.serialize().find("chessrl_build_info{version=\""), std::string::npos);
+}
+
+TEST(Exposer, ServesMetricsAndHealth) {
+  Registry registry;
+  registry.counter("chessrl_games_total", "Games").inc(7);
+  std::string problem;
+  Exposer exposer(registry, "127.0.0.1:0", [&] { return problem; });
+  ASSERT_GT(exposer.port(), 0);
+  const std::string metrics = http_get(exposer.port(), "/metrics");
+  EXPECT_EQ(metrics.rfind("HTTP/1.1 200", 0), 0u) << metrics;
+  EXPECT_NE(metrics.find("text/plain; version=0.0.4"), std::string::npos);
+  EXPECT_NE(metrics.find("chessrl_games_total 7"), std::string::npos);
+  EXPECT_EQ(http_get(exposer.port(), "/healthz").rfind("HTTP/1.1 200", 0), 0u);
+  problem = "store unreachable";
+  const std::string unhealthy = http_get(exposer.port(), "/healthz");
+  EXPECT_EQ(unhealthy.rfind("HTTP/1.1 503", 0), 0u) << unhealthy;
+  EXPECT_NE(unhealthy.find("store unreachable"), std::string::npos);
+  EXPECT_EQ(http_get(exposer.port(), "/nothing").find("HTTP/1.1 200"), std::string::npos);
+}
+
+TEST(Exposer, PortInUseIsAClearError) {
+  Registry registry;
+  Exposer first(registry, "127.0.0.1:0");
+  try {
+    Exposer second(registry, "127.0.0.1:" + std::to_string(first.port()));
+    FAIL() << "a second server bound the same port";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(first.port())), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace chessrl::metrics

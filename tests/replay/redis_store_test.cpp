@@ -1,0 +1,498 @@
+// RedisReplayStore against a real redis-server (chessrl/replay/redis_server.h),
+// one server per test, on a free loopback port.
+#include "chessrl/replay/redis_store.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chessrl/replay/redis_server.h"
+
+namespace chessrl::replay {
+namespace {
+
+using namespace std::chrono_literals;
+using chessrl::replay::RedisServer;
+using Clock = std::chrono::steady_clock;
+
+RedisOptions options_for(const RedisServer& server) {
+  RedisOptions options;
+  options.port = server.port();
+  options.password = server.password();
+  options.key_prefix = "t";
+  options.connections = 4;
+  options.connect_timeout = 1000ms;
+  options.command_timeout = 2000ms;
+  options.backoff_min = 20ms;
+  options.backoff_max = 200ms;
+  return options;
+}
+
+// A game whose positions are "<id>/<i>": any bytes do for the store.
+StoredGame game(const std::string& id, int positions) {
+  StoredGame g;
+  g.id = id;
+  for (int i = 0; i < positions; ++i) g.positions.push_back(id + "/" + std::to_string(i));
+  return g;
+}
+
+std::vector<PushStatus> push_ok(RedisReplayStore& store, std::vector<StoredGame> games) {
+  auto statuses = store.push(games);
+  EXPECT_TRUE(statuses.ok()) << statuses.error();
+  return statuses.ok() ? *statuses : std::vector<PushStatus>();
+}
+
+// Polls until the store answers (it may be backing off after a failure).
+bool wait_until_reachable(RedisReplayStore& store, std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (store.ping().ok()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// zlib's CRC-32 (reflected 0xEDB88320), bit by bit: the test's own check of
+// the value the store is given.
+std::uint32_t crc32_of(std::string_view data) {
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char byte : data) {
+    crc ^= byte;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+std::string random_blob(std::size_t size, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::string blob(size, '\0');
+  for (char& c : blob) c = static_cast<char>(engine() & 0xFF);
+  return blob;
+}
+
+ModelMeta meta_for(std::uint64_t version, std::string_view blob) {
+  ModelMeta meta;
+  meta.version = version;
+  meta.step = version * 1000;
+  meta.size_bytes = blob.size();
+  meta.crc32 = crc32_of(blob);
+  meta.created_unix_ms = 1'700'000'000'000 + static_cast<std::int64_t>(version);
+  meta.metadata = {{"arch", "resnet-6x64"}, {"trainer", "rank0"}};
+  return meta;
+}
+
+class RedisStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { server_ = RedisServer::start(); }
+  std::unique_ptr<RedisServer> server_;
+};
+
+TEST_F(RedisStoreTest, PingAnswers) {
+  RedisReplayStore store(options_for(*server_));
+  auto pong = store.ping();
+  EXPECT_TRUE(pong.ok()) << pong.error();
+}
+
+TEST_F(RedisStoreTest, PushStoresGamesAndStatsCountThem) {
+  RedisReplayStore store(options_for(*server_));
+  auto statuses = push_ok(store, {game("a", 5), game("b", 7), game("c", 0)});
+  EXPECT_EQ(statuses, std::vector<PushStatus>(3, PushStatus::kStored));
+  auto stats = store.stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->games, 3u);
+  EXPECT_EQ(stats->positions, 12u);
+  EXPECT_EQ(stats->games_total, 3u);
+  EXPECT_EQ(stats->positions_total, 12u);
+  EXPECT_EQ(stats->capacity, 1'000'000u);
+  EXPECT_EQ(server_->cli({"GET", "t:pos:0"}), "a/0");
+  EXPECT_EQ(server_->cli({"GET", "t:pos:11"}), "b/6");
+  EXPECT_EQ(server_->cli({"LRANGE", "t:window", "0", "-1"}), "0 5 a\n5 7 b\n12 0 c");
+  EXPECT_EQ(server_->cli({"TTL", "t:game:a"}), "-1");
+}
+
+TEST_F(RedisStoreTest, SameIdIsStoredOnceAcrossAndWithinCalls) {
+  RedisReplayStore store(options_for(*server_));
+  EXPECT_EQ(push_ok(store, {game("g1", 4)}), std::vector{PushStatus::kStored});
+  EXPECT_EQ(push_ok(store, {game("g1", 4), game("g2", 3), game("g2", 3)}),
+            (std::vector{PushStatus::kDuplicate, PushStatus::kStored, PushStatus::kDuplicate}));
+  auto stats = store.stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->games, 2u);
+  EXPECT_EQ(stats->positions, 7u);
+  EXPECT_EQ(stats->games_total, 2u);
+}
+
+TEST_F(RedisStoreTest, EvictsOldestGamesBeyondCapacity) {
+  RedisOptions options = options_for(*server_);
+  options.window_positions = 100;
+  RedisReplayStore store(options);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(push_ok(store, {game("g" + std::to_string(i), 30)}),
+              std::vector{PushStatus::kStored});
+    auto stats = store.stats();
+    ASSERT_TRUE(stats.ok()) << stats.error();
+    EXPECT_LE(stats->positions, 100u);
+  }
+  auto stats = store.stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->games, 3u);  // g7, g8, g9
+  EXPECT_EQ(stats->positions, 90u);
+  EXPECT_EQ(stats->games_total, 10u);
+  EXPECT_EQ(stats->positions_total, 300u);
+  EXPECT_EQ(stats->capacity, 100u);
+  EXPECT_EQ(server_->cli({"LRANGE", "t:window", "0", "-1"}), "210 30 g7\n240 30 g8\n270 30 g9");
+  EXPECT_EQ(server_->cli({"GET", "t:pos:first"}), "210");
+  // The evicted positions are gone: 90 positions, 10 game markers, and
+  // pos:next, pos:first, window, stats.
+  EXPECT_EQ(server_->cli({"EXISTS", "t:pos:0", "t:pos:209"}), "0");
+  EXPECT_EQ(server_->cli({"EXISTS", "t:pos:210", "t:pos:299"}), "2");
+  EXPECT_EQ(server_->cli({"DBSIZE"}), "104");
+  // An evicted game's marker expires later; the window's do not.
+  const long ttl = std::stol(server_->cli({"TTL", "t:game:g0"}));
+  EXPECT_GT(ttl, 7 * 24 * 3600 - 60);
+  EXPECT_LE(ttl, 7 * 24 * 3600);
+  EXPECT_EQ(server_->cli({"TTL", "t:game:g9"}), "-1");
+  // So a late retry of an evicted game is still a duplicate.
+  EXPECT_EQ(push_ok(store, {game("g0", 30)}), std::vector{PushStatus::kDuplicate});
+  // Samples come from the window only.
+  auto sampled = store.sample(2000, 7);
+  ASSERT_TRUE(sampled.ok()) << sampled.error();
+  EXPECT_EQ(sampled->window_positions, 90u);
+  ASSERT_EQ(sampled->positions.size(), 2000u);
+  for (const std::string& position : sampled->positions) {
+    ASSERT_TRUE(position.starts_with("g7/") || position.starts_with("g8/") ||
+                position.starts_with("g9/"))
+        << position;
+  }
+}
+
+TEST_F(RedisStoreTest, SampleIsUniformOverTheWindow) {
+  RedisReplayStore store(options_for(*server_));
+  std::vector<StoredGame> games;
+  for (int i = 0; i < 10; ++i) games.push_back(game("u" + std::to_string(i), 5));  // 50 blobs
+  push_ok(store, games);
+  constexpr std::size_t kDraws = 50'000;
+  auto sampled = store.sample(kDraws, 20240601);
+  ASSERT_TRUE(sampled.ok()) << sampled.error();
+  ASSERT_EQ(sampled->positions.size(), kDraws);
+  EXPECT_EQ(sampled->window_positions, 50u);
+  std::map<std::string, int> counts;
+  for (const std::string& position : sampled->positions) ++counts[position];
+  ASSERT_EQ(counts.size(), 50u);
+  const double expected = static_cast<double>(kDraws) / 50.0;
+  double chi_square = 0;
+  for (const auto& [position, count] : counts) {
+    chi_square += (count - expected) * (count - expected) / expected;
+  }
+  // 85.35 is the 99.9% quantile of chi-square with 49 degrees of freedom: a
+  // uniform sampler exceeds it for 1 seed in 1000, and the seed is fixed, so
+  // the test is deterministic; a biased one (say the first position drawn
+  // twice as often) lands far above it.
+  EXPECT_LT(chi_square, 85.35);
+}
+
+TEST_F(RedisStoreTest, SameSeedSameSample) {
+  RedisReplayStore store(options_for(*server_));
+  push_ok(store, {game("s1", 40), game("s2", 40)});
+  auto a = store.sample(500, 99);
+  auto b = store.sample(500, 99);
+  auto c = store.sample(500, 100);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->positions, b->positions);
+  EXPECT_NE(a->positions, c->positions);
+  // Seeds that differ only in their high bits differ too (the seed is mixed
+  // before Redis's 31-bit seed).
+  auto d = store.sample(500, 99 + (std::uint64_t{1} << 40));
+  ASSERT_TRUE(d.ok());
+  EXPECT_NE(a->positions, d->positions);
+}
+
+TEST_F(RedisStoreTest, EmptyWindowSamplesNothing) {
+  RedisReplayStore store(options_for(*server_));
+  auto sampled = store.sample(10, 1);
+  ASSERT_TRUE(sampled.ok()) << sampled.error();
+  EXPECT_TRUE(sampled->positions.empty());
+  EXPECT_EQ(sampled->window_positions, 0u);
+  auto stats = store.stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->games, 0u);
+  EXPECT_EQ(stats->positions, 0u);
+  auto none = store.push({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(RedisStoreTest, RefusesHugeSamples) {
+  RedisReplayStore store(options_for(*server_));
+  auto sampled = store.sample(1'000'001, 1);
+  ASSERT_FALSE(sampled.ok());
+  EXPECT_NE(sampled.error().find("1000001"), std::string::npos) << sampled.error();
+}
+
+TEST_F(RedisStoreTest, WrongPasswordIsAnAuthError) {
+  RedisOptions options = options_for(*server_);
+  options.password = "not-the-password";
+  RedisReplayStore store(options);
+  auto first = store.ping();
+  ASSERT_FALSE(first.ok());
+  EXPECT_NE(first.error().find("AUTH"), std::string::npos) << first.error();
+  EXPECT_NE(first.error().find("127.0.0.1:" + std::to_string(server_->port())), std::string::npos)
+      << first.error();
+  // While backing off, the next call says so and still names the cause.
+  auto second = store.stats();
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().find("AUTH"), std::string::npos) << second.error();
+
+  options.password.clear();
+  RedisReplayStore no_password(options);
+  auto refused = no_password.ping();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("NOAUTH"), std::string::npos) << refused.error();
+}
+
+TEST(RedisStoreUnreachable, FailsFastAndBacksOff) {
+  RedisOptions options;
+  options.port = chessrl::replay::free_port();  // nothing listens there
+  options.backoff_min = 500ms;
+  options.backoff_max = 1000ms;
+  RedisReplayStore store(options);
+  const auto start = Clock::now();
+  auto first = store.push(std::vector{game("x", 1)});
+  ASSERT_FALSE(first.ok());
+  EXPECT_NE(first.error().find("redis 127.0.0.1:" + std::to_string(options.port) + ": connect"),
+            std::string::npos)
+      << first.error();
+  auto second = store.sample(1, 1);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().find("unavailable (retrying in"), std::string::npos) << second.error();
+  EXPECT_LT(seconds_since(start), 1.0);
+}
+
+TEST_F(RedisStoreTest, SurvivesRedisRestartWithoutLosingAcknowledgedGames) {
+  RedisOptions options = options_for(*server_);
+  options.command_timeout = 1000ms;
+  RedisReplayStore store(options);
+  std::vector<StoredGame> games;
+  for (int i = 0; i < 200; ++i) games.push_back(game("r" + std::to_string(i), 3));
+  for (std::size_t i = 0; i < games.size(); i += 10) {
+    auto statuses = store.push(std::span(games).subspan(i, 10));
+    ASSERT_TRUE(statuses.ok()) << statuses.error();
+    ASSERT_EQ(*statuses, std::vector<PushStatus>(10, PushStatus::kStored));
+  }
+
+  server_->kill();
+  // Every call fails, quickly (well within the command timeout), with the address.
+  for (int i = 0; i < 5; ++i) {
+    const auto start = Clock::now();
+    auto pushed = store.push(std::vector{game("during-outage", 1)});
+    auto sampled = store.sample(10, 1);
+    auto stats = store.stats();
+    EXPECT_LT(seconds_since(start), 1.0);
+    ASSERT_FALSE(pushed.ok());
+    ASSERT_FALSE(sampled.ok());
+    ASSERT_FALSE(stats.ok());
+    EXPECT_NE(stats.error().find("redis 127.0.0.1:" + std::to_string(server_->port())),
+              std::string::npos)
+        << stats.error();
+    std::this_thread::sleep_for(50ms);
+  }
+
+  server_->restart();
+  ASSERT_TRUE(wait_until_reachable(store, 5s));
+  for (std::size_t i = 0; i < games.size(); i += 50) {
+    auto statuses = store.push(std::span(games).subspan(i, 50));
+    ASSERT_TRUE(statuses.ok()) << statuses.error();
+    EXPECT_EQ(*statuses, std::vector<PushStatus>(50, PushStatus::kDuplicate));
+  }
+  auto stats = store.stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->games, 200u);
+  EXPECT_EQ(stats->positions, 600u);
+  EXPECT_EQ(stats->games_total, 200u);
+  auto sampled = store.sample(100, 3);
+  ASSERT_TRUE(sampled.ok()) << sampled.error();
+  EXPECT_EQ(sampled->positions.size(), 100u);
+}
+
+TEST_F(RedisStoreTest, WritingToADeadServerIsAnErrorNotASigpipe) {
+  RedisReplayStore store(options_for(*server_));
+  ASSERT_TRUE(store.ping().ok());
+  // SIGPIPE's default action ends the process (the fixture's redis-cli runs
+  // set it to ignored, so put the default back): writing megabytes to a
+  // killed server raises it unless the store keeps it from this thread.
+  const auto previous = std::signal(SIGPIPE, SIG_DFL);
+  server_->kill();
+  StoredGame big = game("big", 0);
+  big.positions.assign(1000, std::string(4096, 'p'));
+  auto pushed = store.push(std::vector{big});
+  std::signal(SIGPIPE, previous);
+  ASSERT_FALSE(pushed.ok());
+  EXPECT_NE(pushed.error().find("redis 127.0.0.1:"), std::string::npos) << pushed.error();
+}
+
+TEST_F(RedisStoreTest, CommandTimeoutBoundsAServerThatStopsAnswering) {
+  RedisOptions options = options_for(*server_);
+  options.command_timeout = 300ms;
+  RedisReplayStore store(options);
+  ASSERT_TRUE(store.ping().ok());
+  std::thread sleeper([&] { server_->cli({"DEBUG", "SLEEP", "2"}); });
+  // Calls answer quickly until the server falls asleep; the first that does
+  // not must give up after the command timeout.
+  Result<WindowStats> stats = fail("not called");
+  double elapsed = 0;
+  const auto deadline = Clock::now() + 2s;
+  do {
+    const auto start = Clock::now();
+    stats = store.stats();
+    elapsed = seconds_since(start);
+    if (stats.ok()) std::this_thread::sleep_for(10ms);
+  } while (stats.ok() && Clock::now() < deadline);
+  sleeper.join();
+  ASSERT_FALSE(stats.ok());
+  EXPECT_NE(stats.error().find("no reply within 300 ms"), std::string::npos) << stats.error();
+  EXPECT_GE(elapsed, 0.25);
+  EXPECT_LT(elapsed, 0.9);
+  EXPECT_TRUE(wait_until_reachable(store, 3s));
+}
+
+TEST_F(RedisStoreTest, ReloadsScriptsAfterScriptFlush) {
+  RedisReplayStore store(options_for(*server_));
+  push_ok(store, {game("before", 2)});
+  EXPECT_EQ(server_->cli({"SCRIPT", "FLUSH"}), "OK");
+  EXPECT_EQ(push_ok(store, {game("after", 2), game("before", 2)}),
+            (std::vector{PushStatus::kStored, PushStatus::kDuplicate}));
+  EXPECT_EQ(server_->cli({"SCRIPT", "FLUSH"}), "OK");
+  auto sampled = store.sample(5, 1);
+  ASSERT_TRUE(sampled.ok()) << sampled.error();
+  EXPECT_EQ(sampled->positions.size(), 5u);
+}
+
+TEST_F(RedisStoreTest, PublishesAndReadsBackModels) {
+  RedisReplayStore store(options_for(*server_));
+  auto none = store.latest();
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_FALSE(none->has_value());
+
+  const std::string blob = random_blob(3 * (1 << 20) + (1 << 19), 1);  // 3.5 MiB: 4 chunks
+  const ModelMeta meta = meta_for(1, blob);
+  auto published = store.publish(meta, blob);
+  ASSERT_TRUE(published.ok()) << published.error();
+  EXPECT_EQ(*published, PublishStatus::kPublished);
+
+  auto read = store.read(1);
+  ASSERT_TRUE(read.ok()) << read.error();
+  ASSERT_TRUE(read->has_value());
+  EXPECT_TRUE(**read == blob);
+  auto info = store.info(1);
+  ASSERT_TRUE(info.ok()) << info.error();
+  EXPECT_EQ(*info, meta);
+  auto latest = store.latest();
+  ASSERT_TRUE(latest.ok()) << latest.error();
+  EXPECT_EQ(*latest, meta);
+  EXPECT_EQ(server_->cli({"HGET", "t:model:1", "chunks"}), "4");
+  EXPECT_EQ(server_->cli({"EXISTS", "t:model:1:0", "t:model:1:3", "t:model:1:4"}), "2");
+  EXPECT_EQ(server_->cli({"TTL", "t:model:1:0"}), "-1");
+  EXPECT_EQ(server_->cli({"KEYS", "*tmp*"}), "");
+
+  auto missing_info = store.info(99);
+  auto missing_blob = store.read(99);
+  ASSERT_TRUE(missing_info.ok() && missing_blob.ok());
+  EXPECT_FALSE(missing_info->has_value());
+  EXPECT_FALSE(missing_blob->has_value());
+
+  // An empty blob is a version too.
+  ASSERT_EQ(store.publish(meta_for(5, ""), "").value_or_throw(), PublishStatus::kPublished);
+  EXPECT_EQ(store.read(5).value_or_throw(), std::optional<std::string>(""));
+}
+
+TEST_F(RedisStoreTest, LatestOnlyMovesForward) {
+  RedisReplayStore store(options_for(*server_));
+  const std::string two = random_blob(1000, 2);
+  const std::string one = random_blob(1000, 1);
+  ASSERT_EQ(store.publish(meta_for(2, two), two).value_or_throw(), PublishStatus::kPublished);
+  ASSERT_EQ(store.publish(meta_for(1, one), one).value_or_throw(), PublishStatus::kPublished);
+  auto latest = store.latest().value_or_throw();
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->version, 2u);
+  EXPECT_EQ(store.read(1).value_or_throw(), std::optional<std::string>(one));
+  EXPECT_EQ(server_->cli({"ZRANGE", "t:models", "0", "-1"}), "1\n2");
+}
+
+TEST_F(RedisStoreTest, RepublishingIsIdempotentAndConflictsAreRefused) {
+  RedisReplayStore store(options_for(*server_));
+  const std::string blob = random_blob(5000, 3);
+  ASSERT_EQ(store.publish(meta_for(1, blob), blob).value_or_throw(), PublishStatus::kPublished);
+  EXPECT_EQ(store.publish(meta_for(1, blob), blob).value_or_throw(),
+            PublishStatus::kAlreadyPublished);
+  const std::string other = random_blob(5000, 4);
+  EXPECT_EQ(store.publish(meta_for(1, other), other).value_or_throw(), PublishStatus::kConflict);
+  EXPECT_EQ(store.read(1).value_or_throw(), std::optional<std::string>(blob));
+  // A meta that does not describe the blob is refused before anything is written.
+  ModelMeta wrong = meta_for(2, blob);
+  wrong.size_bytes = 1;
+  EXPECT_FALSE(store.publish(wrong, blob).ok());
+  EXPECT_FALSE(store.info(2).value_or_throw().has_value());
+}
+
+TEST_F(RedisStoreTest, BestPointerMovesOnlyToExistingVersions) {
+  RedisReplayStore store(options_for(*server_));
+  EXPECT_FALSE(store.best().value_or_throw().has_value());
+  EXPECT_FALSE(store.set_best(7).value_or_throw());
+  const std::string blob = random_blob(100, 5);
+  ASSERT_EQ(store.publish(meta_for(1, blob), blob).value_or_throw(), PublishStatus::kPublished);
+  EXPECT_FALSE(store.best().value_or_throw().has_value());
+  EXPECT_TRUE(store.set_best(1).value_or_throw());
+  auto best = store.best().value_or_throw();
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(*best, meta_for(1, blob));
+}
+
+TEST_F(RedisStoreTest, ConcurrentPushesStoreEachIdOnce) {
+  RedisReplayStore store(options_for(*server_));  // 4 connections for 8 threads
+  constexpr int kThreads = 8;
+  std::atomic<int> stored{0};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Thread t pushes ids [50t, 50t + 100): each overlaps the next thread's.
+      for (int batch = 0; batch < 10; ++batch) {
+        std::vector<StoredGame> games;
+        for (int k = 0; k < 10; ++k) {
+          games.push_back(game("c" + std::to_string(50 * t + 10 * batch + k), 2));
+        }
+        games.push_back(games.front());  // and a duplicate within the batch
+        auto statuses = store.push(games);
+        if (!statuses.ok()) {
+          ++failures;
+          continue;
+        }
+        for (PushStatus status : *statuses) stored += status == PushStatus::kStored ? 1 : 0;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  constexpr int kDistinct = 50 * (kThreads - 1) + 100;
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(stored.load(), kDistinct);
+  auto stats = store.stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->games_total, static_cast<std::uint64_t>(kDistinct));
+  EXPECT_EQ(stats->positions, static_cast<std::uint64_t>(2 * kDistinct));
+}
+
+}  // namespace
+}  // namespace chessrl::replay

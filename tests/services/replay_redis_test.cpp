@@ -1,0 +1,337 @@
+// The replay service over a real redis-server (password set) on a free
+// loopback port: in-process for the protocol checks, and as the
+// chessrl-replay binary for configuration, health and SIGTERM.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "chessrl/metrics/registry.h"
+#include "chessrl/replay/redis_server.h"
+#include "chessrl/replay/redis_store.h"
+#include "chessrl/rpc/clients.h"
+#include "replay_server.h"
+#include "service_test_util.h"
+
+namespace chessrl::replay_service {
+namespace {
+
+using replay::RedisServer;
+using testing::batch;
+
+class ReplayRedisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    redis_ = RedisServer::start();
+    start_service(2000);
+  }
+
+  void start_service(std::uint64_t window) {
+    server_.reset();
+    replay::RedisOptions options;
+    options.port = redis_->port();
+    options.password = redis_->password();
+    options.window_positions = window;
+    options.backoff_max = std::chrono::milliseconds(200);
+    options.command_timeout = std::chrono::milliseconds(2000);
+    store_ = std::make_unique<replay::RedisReplayStore>(options);
+    ReplayServerOptions server_options;
+    server_options.listen = "127.0.0.1:0";
+    server_options.monitor_interval = std::chrono::milliseconds(100);
+    server_options.models.watch_poll_ms = 100;
+    server_ = std::make_unique<ReplayServer>(*store_, *store_, registry_, server_options);
+    rpc::ClientOptions client;
+    client.address = "127.0.0.1:" + std::to_string(server_->port());
+    client.attempts = 1;
+    client.deadline = std::chrono::seconds(10);
+    replay_ = std::make_unique<rpc::ReplayClient>(client);
+    models_ = std::make_unique<rpc::ModelRegistryClient>(client);
+  }
+
+  long long dbsize() const { return std::atoll(redis_->cli({"DBSIZE"}).c_str()); }
+
+  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<replay::RedisReplayStore> store_;
+  metrics::Registry registry_;
+  std::unique_ptr<ReplayServer> server_;
+  std::unique_ptr<rpc::ReplayClient> replay_;
+  std::unique_ptr<rpc::ModelRegistryClient> models_;
+};
+
+TEST_F(ReplayRedisTest, StoresAValidBatchInRedis) {
+  auto request = batch(1, 8);
+  std::uint64_t positions = 0;
+  for (const auto& g : request.games()) positions += static_cast<std::uint64_t>(g.targets_size());
+  auto reply = replay_->push_games(request);
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  for (const auto& r : reply->results()) EXPECT_EQ(r.status(), v1::STORED) << r.detail();
+  auto stats = replay_->stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->window_games(), 8u);
+  EXPECT_EQ(stats->window_positions(), positions);
+  EXPECT_EQ(stats->games_stored_total(), 8u);
+  EXPECT_EQ(redis_->cli({"EXISTS", "chessrl:game:" + request.games(3).id()}), "1");
+}
+
+TEST_F(ReplayRedisTest, BadGamesAreRejectedAndAbsentFromRedis) {
+  ASSERT_TRUE(replay_->push_games(batch(1, 2)).ok());
+  const long long keys_before = dbsize();
+  v1::PushGamesRequest request;
+  for (const auto& b : testing::bad_games()) *request.add_games() = b.game;
+  auto reply = replay_->push_games(request);
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  for (const auto& r : reply->results()) {
+    EXPECT_EQ(r.status(), v1::REJECTED) << r.id();
+    EXPECT_EQ(redis_->cli({"EXISTS", "chessrl:game:" + r.id()}), "0") << r.id();
+  }
+  EXPECT_EQ(dbsize(), keys_before);
+  EXPECT_EQ(replay_->stats()->window_games(), 2u);
+}
+
+TEST_F(ReplayRedisTest, TheSameGamePushedTwiceIsStoredOnce) {
+  auto request = batch(50, 4);
+  ASSERT_TRUE(replay_->push_games(request).ok());
+  const long long keys = dbsize();
+  auto again = replay_->push_games(request);
+  ASSERT_TRUE(again.ok());
+  for (const auto& r : again->results()) EXPECT_EQ(r.status(), v1::DUPLICATE);
+  EXPECT_EQ(dbsize(), keys);
+  EXPECT_EQ(replay_->stats()->games_stored_total(), 4u);
+}
+
+TEST_F(ReplayRedisTest, EvictionKeepsTheWindow) {
+  start_service(200);
+  std::vector<std::string> ids;
+  for (int round = 0; round < 10; ++round) {
+    auto request = batch(100 + static_cast<std::uint64_t>(round) * 3, 3);
+    for (const auto& g : request.games()) ids.push_back(g.id());
+    ASSERT_TRUE(replay_->push_games(request).ok());
+    auto stats = replay_->stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_LE(stats->window_positions(), 200u);
+  }
+  auto stats = replay_->stats();
+  EXPECT_GT(stats->window_positions(), 200u - 41u);  // at most one game short of full
+  EXPECT_EQ(stats->games_stored_total(), 30u);
+  // The newest games are sampled; the oldest are gone.
+  auto sample = replay_->sample(2000);
+  ASSERT_TRUE(sample.ok());
+  std::set<std::string> sampled;
+  for (const auto& p : sample->positions()) sampled.insert(p.game_id());
+  EXPECT_TRUE(sampled.count(ids.back()));
+  EXPECT_FALSE(sampled.count(ids.front()));
+  EXPECT_EQ(sampled.size(), stats->window_games());
+}
+
+TEST_F(ReplayRedisTest, SamplingIsUniformOverPositions) {
+  // A known window: 5 games, 60 positions in all; 60,000 draws through gRPC.
+  auto request = batch(7, 5, 24);
+  ASSERT_TRUE(replay_->push_games(request).ok());
+  const auto window = replay_->stats()->window_positions();
+  std::map<std::pair<std::string, std::uint32_t>, int> counts;
+  int draws = 0;
+  for (int call = 0; call < 12; ++call) {
+    auto reply = replay_->sample(5000);
+    ASSERT_TRUE(reply.ok()) << reply.error();
+    for (const auto& p : reply->positions()) ++counts[{p.game_id(), p.ply()}];
+    draws += reply->positions_size();
+  }
+  ASSERT_EQ(counts.size(), window);  // every position drawn at least once
+  const double expected = static_cast<double>(draws) / static_cast<double>(window);
+  double chi2 = 0;
+  for (const auto& [key, n] : counts) chi2 += (n - expected) * (n - expected) / expected;
+  // window - 1 degrees of freedom; the 99.9% quantile for k dof is below
+  // k + 3.1 * sqrt(2k) + 10 for k in 30..200 (e.g. k = 59: 99.6 vs 108.6).
+  const double k = static_cast<double>(window - 1);
+  EXPECT_LT(chi2, k + 3.1 * std::sqrt(2 * k) + 10) << "window " << window;
+}
+
+TEST_F(ReplayRedisTest, AModelPublishedInChunksReadsBackIdentical) {
+  std::string blob(3'300'000, '\0');
+  for (std::size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<char>((i * 7919) >> 3);
+  v1::ModelInfo info;
+  info.set_version(5);
+  info.set_step(500);
+  (*info.mutable_metadata())["net"] = "10x128";
+  auto published = models_->publish(info, blob, 256 * 1024);
+  ASSERT_TRUE(published.ok()) << published.error();
+  auto got = models_->get(5);
+  ASSERT_TRUE(got.ok()) << got.error();
+  EXPECT_TRUE(got->second == blob);
+  EXPECT_EQ(got->first.metadata().at("net"), "10x128");
+  EXPECT_EQ(got->first.step(), 500u);
+}
+
+TEST_F(ReplayRedisTest, WatchModelsSeesANewVersion) {
+  std::atomic<std::uint64_t> seen{0};
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    models_->watch(0, [&](const v1::ModelInfo& m) {
+      seen = m.version();
+      return m.version() < 2;
+    }, stop);
+  });
+  v1::ModelInfo info;
+  info.set_version(1);
+  ASSERT_TRUE(models_->publish(info, "first").ok());
+  for (int i = 0; i < 300 && seen != 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(seen.load(), 1u);
+  info.set_version(2);
+  ASSERT_TRUE(models_->publish(info, "second").ok());
+  watcher.join();
+  EXPECT_EQ(seen.load(), 2u);
+}
+
+TEST_F(ReplayRedisTest, ARedisRestartLosesNoAcknowledgedGame) {
+  std::set<std::string> acknowledged;
+  std::uint64_t seed = 1000;
+  auto push_some = [&](int n) {
+    auto request = batch(seed, n, 20);
+    seed += static_cast<std::uint64_t>(n);
+    auto reply = replay_->push_games(request);
+    if (!reply.ok()) {
+      EXPECT_NE(reply.error().find("UNAVAILABLE"), std::string::npos) << reply.error();
+      return false;
+    }
+    for (const auto& r : reply->results()) {
+      if (r.status() == v1::STORED) acknowledged.insert(r.id());
+    }
+    return true;
+  };
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(push_some(4));
+  redis_->kill();
+  int failed = 0;
+  for (int i = 0; i < 5; ++i) failed += push_some(4) ? 0 : 1;
+  EXPECT_EQ(failed, 5);  // nothing is acknowledged while Redis is down
+  EXPECT_FALSE(replay_->sample(10).ok());
+  redis_->restart();
+  bool back = false;  // the store reconnects by itself, after its backoff
+  for (int i = 0; i < 100 && !back; ++i) {
+    back = push_some(2);
+    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(back);
+  // Every acknowledged game is still there: pushing it again is a duplicate.
+  v1::PushGamesRequest all;
+  for (std::uint64_t s = 1000; s < seed; ++s) *all.add_games() = testing::game(s, 20);
+  auto reply = replay_->push_games(all);
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  int duplicates = 0;
+  for (const auto& r : reply->results()) {
+    if (acknowledged.count(r.id())) {
+      EXPECT_EQ(r.status(), v1::DUPLICATE) << r.id() << " was acknowledged, then lost";
+      ++duplicates;
+    }
+  }
+  EXPECT_EQ(duplicates, static_cast<int>(acknowledged.size()));
+  EXPECT_GE(acknowledged.size(), 22u);
+}
+
+// --- the binary
+
+struct Child {
+  int pid = -1;
+  ~Child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  int wait_exit() {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+Child spawn(const std::vector<std::string>& argv, const std::string& log) {
+  Child child;
+  child.pid = ::fork();
+  if (child.pid == 0) {
+    std::freopen(log.c_str(), "w", stderr);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    std::_Exit(127);
+  }
+  return child;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {
+  const int port = replay::free_port();
+  const std::string config = redis_->dir() + "/replay.yaml";
+  std::ofstream(config) << "redis:\n  host: 127.0.0.1\n  port: " << redis_->port()
+                        << "\n  password: wrong-password-overridden-by-env\n"
+                        << "window-positions: 5000\nmetrics-listen: 127.0.0.1:0\n";
+  ::setenv("CHESSRL_REDIS_PASSWORD", redis_->password().c_str(), 1);
+  const std::string log = redis_->dir() + "/replay.log";
+  Child child = spawn({CHESSRL_REPLAY_BINARY, "--config", config, "--listen",
+                       "127.0.0.1:" + std::to_string(port), "--shutdown-grace", "5"},
+                      log);
+  ::unsetenv("CHESSRL_REDIS_PASSWORD");
+  bool serving = false;
+  for (int i = 0; i < 200 && !serving; ++i) {
+    serving = testing::health(port) == grpc::health::v1::HealthCheckResponse::SERVING;
+    if (!serving) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(serving) << slurp(log);
+
+  rpc::ClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.attempts = 1;
+  rpc::ReplayClient client(options);
+  auto stats = client.stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->window_capacity(), 5000u);  // from the file
+
+  // Pushes run while SIGTERM arrives: every acknowledged one is in Redis.
+  std::atomic<bool> stop{false};
+  std::vector<std::string> acknowledged;
+  std::thread pusher([&] {
+    for (std::uint64_t s = 0; !stop; s += 4) {
+      auto reply = client.push_games(batch(5000 + s, 4, 20));
+      if (!reply.ok()) break;
+      for (const auto& r : reply->results()) acknowledged.push_back(r.id());
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(child.pid, SIGTERM);
+  EXPECT_EQ(child.wait_exit(), 0) << slurp(log);
+  stop = true;
+  pusher.join();
+  EXPECT_NE(slurp(log).find("stopped"), std::string::npos) << slurp(log);
+  ASSERT_FALSE(acknowledged.empty());
+  std::vector<std::string> exists = {"EXISTS"};  // one redis-cli run: counts the keys present
+  for (const auto& id : acknowledged) exists.push_back("chessrl:game:" + id);
+  EXPECT_EQ(redis_->cli(exists), std::to_string(acknowledged.size()));
+}
+
+TEST_F(ReplayRedisTest, BinaryRefusesAnUnknownConfigKey) {
+  const std::string config = redis_->dir() + "/bad.yaml";
+  std::ofstream(config) << "window-positionz: 10\n";
+  const std::string log = redis_->dir() + "/bad.log";
+  Child child = spawn({CHESSRL_REPLAY_BINARY, "--config", config}, log);
+  EXPECT_NE(child.wait_exit(), 0);
+  EXPECT_NE(slurp(log).find("window-positionz"), std::string::npos) << slurp(log);
+}
+
+}  // namespace
+}  // namespace chessrl::replay_service

@@ -1,0 +1,266 @@
+// The replay service over the in-memory stores, through real gRPC clients on
+// a loopback port: validation, idempotence, sampling, store failures, the
+// model registry and the health service.
+#include <atomic>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "chessrl/metrics/registry.h"
+#include "chessrl/replay/memory_store.h"
+#include "chessrl/rpc/clients.h"
+#include "replay_server.h"
+#include "service_test_util.h"
+
+namespace chessrl::replay_service {
+namespace {
+
+using testing::bad_games;
+using testing::batch;
+
+class ReplayServiceTest : public ::testing::Test {
+ protected:
+  ReplayServiceTest() : games_(1000) {
+    ReplayServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.monitor_interval = std::chrono::milliseconds(50);
+    options.models.watch_poll_ms = 100;
+    server_ = std::make_unique<ReplayServer>(games_, models_, registry_, options);
+    rpc::ClientOptions client;
+    client.address = "127.0.0.1:" + std::to_string(server_->port());
+    client.attempts = 1;
+    client.deadline = std::chrono::seconds(10);
+    replay_ = std::make_unique<rpc::ReplayClient>(client);
+    registry_client_ = std::make_unique<rpc::ModelRegistryClient>(client);
+  }
+
+  replay::MemoryReplayStore games_;
+  replay::MemoryModelStore models_;
+  metrics::Registry registry_;
+  std::unique_ptr<ReplayServer> server_;
+  std::unique_ptr<rpc::ReplayClient> replay_;
+  std::unique_ptr<rpc::ModelRegistryClient> registry_client_;
+};
+
+TEST_F(ReplayServiceTest, StoresAValidBatchAndCountsIt) {
+  auto request = batch(1, 5);
+  int positions = 0;
+  for (const auto& g : request.games()) positions += g.targets_size();
+  auto reply = replay_->push_games(request);
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  ASSERT_EQ(reply->results_size(), 5);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(reply->results(i).id(), request.games(i).id());
+    EXPECT_EQ(reply->results(i).status(), v1::STORED) << reply->results(i).detail();
+  }
+  auto stats = replay_->stats();
+  ASSERT_TRUE(stats.ok()) << stats.error();
+  EXPECT_EQ(stats->window_games(), 5u);
+  EXPECT_EQ(stats->window_positions(), static_cast<std::uint64_t>(positions));
+  EXPECT_EQ(stats->window_capacity(), 1000u);
+  EXPECT_NE(registry_.serialize().find("chessrl_replay_games_stored_total 5"), std::string::npos);
+}
+
+TEST_F(ReplayServiceTest, RejectsEachKindOfBadGameAndStoresNothingOfIt) {
+  auto good = batch(10, 1);
+  v1::PushGamesRequest request;
+  const auto bad = bad_games();
+  for (const auto& b : bad) *request.add_games() = b.game;
+  *request.add_games() = good.games(0);  // a good game beside them is still stored
+  auto reply = replay_->push_games(request);
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  std::map<std::string, int> expected;
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    const auto& result = reply->results(static_cast<int>(i));
+    EXPECT_EQ(result.status(), v1::REJECTED) << bad[i].game.id();
+    EXPECT_EQ(result.reason(), bad[i].reason) << bad[i].game.id() << ": " << result.detail();
+    EXPECT_FALSE(result.detail().empty());
+    ++expected[bad[i].reason];
+  }
+  EXPECT_EQ(reply->results(static_cast<int>(bad.size())).status(), v1::STORED);
+  auto stats = replay_->stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->window_games(), 1u);
+  EXPECT_EQ(stats->window_positions(), static_cast<std::uint64_t>(good.games(0).targets_size()));
+  const std::string text = registry_.serialize();
+  for (const auto& [reason, n] : expected) {
+    EXPECT_EQ(stats->rejected_total().at(reason), static_cast<std::uint64_t>(n)) << reason;
+    EXPECT_NE(text.find("chessrl_replay_games_rejected_total{reason=\"" + reason + "\"} " +
+                        std::to_string(n)),
+              std::string::npos)
+        << reason << "\n" << text;
+  }
+}
+
+TEST_F(ReplayServiceTest, TheSameGameTwiceIsStoredOnce) {
+  auto request = batch(20, 3);
+  *request.add_games() = request.games(1);  // also twice within one batch
+  auto first = replay_->push_games(request);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->results(1).status(), v1::STORED);
+  EXPECT_EQ(first->results(3).status(), v1::DUPLICATE);
+  auto again = replay_->push_games(request);
+  ASSERT_TRUE(again.ok());
+  for (const auto& r : again->results()) EXPECT_EQ(r.status(), v1::DUPLICATE);
+  auto stats = replay_->stats();
+  EXPECT_EQ(stats->window_games(), 3u);
+  EXPECT_EQ(stats->duplicates_total(), 5u);
+}
+
+TEST_F(ReplayServiceTest, SampleServesWholeTrainingPositions) {
+  ASSERT_TRUE(replay_->push_games(batch(30, 4)).ok());
+  auto reply = replay_->sample(500);
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  ASSERT_EQ(reply->positions_size(), 500);
+  std::set<std::string> games;
+  for (const auto& p : reply->positions()) {
+    EXPECT_FALSE(p.fen().empty());
+    EXPECT_EQ(p.policy_moves_size(), p.policy_probs_size());
+    EXPECT_GE(p.result(), -1);
+    EXPECT_LE(p.result(), 1);
+    games.insert(p.game_id());
+  }
+  EXPECT_EQ(games.size(), 4u);  // 500 draws from 4 games reach every game
+  EXPECT_EQ(reply->window_positions(), replay_->stats()->window_positions());
+}
+
+TEST_F(ReplayServiceTest, SampleRefusesBadCountsAndAnswersAnEmptyWindowWithNothing) {
+  auto none = replay_->sample(10);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->positions_size(), 0);
+  auto zero = replay_->sample(0);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().find("INVALID_ARGUMENT"), std::string::npos) << zero.error();
+  auto huge = replay_->sample(1 << 20);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().find("count must be"), std::string::npos) << huge.error();
+}
+
+TEST_F(ReplayServiceTest, AStoreFailureIsUnavailableAndNothingIsAcknowledged) {
+  games_.set_failure("redis 127.0.0.1:6379: connection refused");
+  auto push = replay_->push_games(batch(40, 2));
+  ASSERT_FALSE(push.ok());
+  EXPECT_NE(push.error().find("UNAVAILABLE"), std::string::npos) << push.error();
+  EXPECT_NE(push.error().find("connection refused"), std::string::npos);
+  EXPECT_FALSE(replay_->sample(10).ok());
+  EXPECT_FALSE(replay_->stats().ok());
+  // The health service follows the store.
+  for (int i = 0; i < 100 && server_->serving(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(testing::health(server_->port()),
+            grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  games_.set_failure("");
+  auto retry = replay_->push_games(batch(40, 2));
+  ASSERT_TRUE(retry.ok()) << retry.error();
+  EXPECT_EQ(retry->results(0).status(), v1::STORED);
+  for (int i = 0; i < 100 && !server_->serving(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(testing::health(server_->port()), grpc::health::v1::HealthCheckResponse::SERVING);
+}
+
+std::string random_blob(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string blob(n, '\0');
+  for (auto& c : blob) c = static_cast<char>(rng());
+  return blob;
+}
+
+TEST_F(ReplayServiceTest, AModelPublishedInChunksReadsBackIdentical) {
+  EXPECT_FALSE(registry_client_->latest()->has_value());
+  EXPECT_FALSE(registry_client_->get(0).ok());
+  const std::string blob = random_blob(2'500'000, 1);
+  v1::ModelInfo info;
+  info.set_version(1);
+  info.set_step(100);
+  (*info.mutable_metadata())["arch"] = "6x64";
+  auto published = registry_client_->publish(info, blob, 300'000);  // 9 chunks
+  ASSERT_TRUE(published.ok()) << published.error();
+  EXPECT_EQ(published->size_bytes(), blob.size());
+  EXPECT_GT(published->created_unix_ms(), 0);
+  auto got = registry_client_->get(1);
+  ASSERT_TRUE(got.ok()) << got.error();
+  EXPECT_EQ(got->second, blob);
+  EXPECT_EQ(got->first.step(), 100u);
+  EXPECT_EQ(got->first.metadata().at("arch"), "6x64");
+  EXPECT_EQ((*registry_client_->latest())->version(), 1u);
+  // A retry of the same publish is fine; other bytes under the same version are not.
+  EXPECT_TRUE(registry_client_->publish(info, blob).ok());
+  auto conflict = registry_client_->publish(info, random_blob(1000, 2));
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_NE(conflict.error().find("ALREADY_EXISTS"), std::string::npos) << conflict.error();
+  v1::ModelInfo zero;
+  EXPECT_NE(registry_client_->publish(zero, blob).error().find("version > 0"), std::string::npos);
+}
+
+TEST_F(ReplayServiceTest, BestIsASeparatePointer) {
+  EXPECT_FALSE(registry_client_->best()->has_value());
+  v1::ModelInfo info;
+  for (std::uint64_t v = 1; v <= 2; ++v) {
+    info.set_version(v);
+    ASSERT_TRUE(registry_client_->publish(info, random_blob(100, static_cast<unsigned>(v))).ok());
+  }
+  EXPECT_NE(registry_client_->set_best(7).error().find("NOT_FOUND"), std::string::npos);
+  ASSERT_TRUE(registry_client_->set_best(1).ok());
+  EXPECT_EQ((*registry_client_->best())->version(), 1u);
+  EXPECT_EQ((*registry_client_->latest())->version(), 2u);
+  auto best = registry_client_->get(0, true);
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ(best->second, random_blob(100, 1));
+}
+
+TEST_F(ReplayServiceTest, WatchModelsSeesEachNewVersion) {
+  v1::ModelInfo info;
+  info.set_version(1);
+  ASSERT_TRUE(registry_client_->publish(info, "one").ok());
+  std::vector<std::uint64_t> seen;
+  std::mutex mutex;
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    registry_client_->watch(0, [&](const v1::ModelInfo& m) {
+      std::lock_guard lock(mutex);
+      seen.push_back(m.version());
+      return m.version() < 3;
+    }, stop);
+  });
+  auto wait_for = [&](std::size_t n) {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard lock(mutex);
+        if (seen.size() >= n) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_for(1));
+  info.set_version(2);
+  ASSERT_TRUE(registry_client_->publish(info, "two").ok());
+  ASSERT_TRUE(wait_for(2));
+  info.set_version(3);
+  ASSERT_TRUE(registry_client_->publish(info, "three").ok());
+  watcher.join();  // returns once on_model said stop after version 3
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2, 3}));
+}
+
+TEST_F(ReplayServiceTest, ShutdownEndsWatchersAndRefusesNewCalls) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> calls{0};
+  std::thread watcher([&] {
+    registry_client_->watch(0, [&](const v1::ModelInfo&) { return ++calls > 0; }, stop);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server_->shutdown(std::chrono::milliseconds(500));
+  EXPECT_FALSE(replay_->stats().ok());
+  stop = true;
+  watcher.join();  // the client's stop flag ends its reconnect loop
+  EXPECT_EQ(calls.load(), 0);
+}
+
+}  // namespace
+}  // namespace chessrl::replay_service
