@@ -1,5 +1,7 @@
 #include "chessrl/replay/move_codec.h"
 
+#include <utility>
+
 #include "chessrl/chess/movegen.h"
 
 namespace chessrl::replay {
@@ -39,6 +41,49 @@ std::optional<chess::Move> decode_move(const chess::Position& pos, std::uint32_t
   if (piece == chess::kNoPiece || chess::color_of(piece) != pos.side_to_move()) return std::nullopt;
   for (chess::Move m : chess::legal_moves(pos))
     if (m.from() == from && m.to() == to && promotion_code(m) == promotion) return m;
+  return std::nullopt;
+}
+
+v1::Outcome to_wire(chess::Outcome outcome) {
+  switch (outcome) {
+    case chess::Outcome::kWhiteWins:
+      return v1::WHITE_WINS;
+    case chess::Outcome::kBlackWins:
+      return v1::BLACK_WINS;
+    case chess::Outcome::kDraw:
+      return v1::DRAW;
+    case chess::Outcome::kOngoing:
+      break;
+  }
+  return v1::OUTCOME_UNSPECIFIED;
+}
+
+namespace {
+using chess::Termination;
+// The two enums side by side; index = position in the table.
+constexpr std::pair<Termination, v1::Termination> kTerminations[] = {
+    {Termination::kCheckmate, v1::CHECKMATE},
+    {Termination::kStalemate, v1::STALEMATE},
+    {Termination::kFiftyMoveRule, v1::FIFTY_MOVE_RULE},
+    {Termination::kThreefoldRepetition, v1::THREEFOLD_REPETITION},
+    {Termination::kInsufficientMaterial, v1::INSUFFICIENT_MATERIAL},
+    {Termination::kResignation, v1::RESIGNATION},
+    {Termination::kAdjudication, v1::ADJUDICATION},
+    {Termination::kMoveLimit, v1::MOVE_LIMIT},
+};
+}  // namespace
+
+v1::Termination to_wire(chess::Termination termination) {
+  for (const auto& [ours, wire] : kTerminations) {
+    if (ours == termination) return wire;
+  }
+  return v1::TERMINATION_UNSPECIFIED;
+}
+
+std::optional<chess::Termination> from_wire(v1::Termination termination) {
+  for (const auto& [ours, wire] : kTerminations) {
+    if (wire == termination) return ours;
+  }
   return std::nullopt;
 }
 

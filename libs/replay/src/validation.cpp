@@ -86,37 +86,6 @@ struct LegalMoves {
   }
 };
 
-std::optional<Termination> rules_termination(v1::Termination t) {
-  switch (t) {
-    case v1::CHECKMATE:
-      return Termination::kCheckmate;
-    case v1::STALEMATE:
-      return Termination::kStalemate;
-    case v1::FIFTY_MOVE_RULE:
-      return Termination::kFiftyMoveRule;
-    case v1::THREEFOLD_REPETITION:
-      return Termination::kThreefoldRepetition;
-    case v1::INSUFFICIENT_MATERIAL:
-      return Termination::kInsufficientMaterial;
-    default:
-      return std::nullopt;
-  }
-}
-
-v1::Outcome wire_outcome(chess::Outcome o) {
-  switch (o) {
-    case chess::Outcome::kWhiteWins:
-      return v1::WHITE_WINS;
-    case chess::Outcome::kBlackWins:
-      return v1::BLACK_WINS;
-    case chess::Outcome::kDraw:
-      return v1::DRAW;
-    case chess::Outcome::kOngoing:
-      break;
-  }
-  return v1::OUTCOME_UNSPECIFIED;
-}
-
 std::optional<Rejection> check_header(const v1::Game& game, const ValidationLimits& limits) {
   const std::string& id = game.id();
   if (id.empty()) return reject(RejectReason::kBadId, "id: empty");
@@ -213,8 +182,8 @@ std::optional<Rejection> check_final_result(const v1::Game& game, const chess::P
       v1::Outcome_Name(game.outcome()) + " by " + v1::Termination_Name(game.termination());
   const chess::GameResult by_rules = chess::game_result(pos);
   if (by_rules.is_over()) {
-    if (rules_termination(game.termination()) != by_rules.reason ||
-        wire_outcome(by_rules.outcome) != game.outcome())
+    if (from_wire(game.termination()) != by_rules.reason ||
+        to_wire(by_rules.outcome) != game.outcome())
       return reject(RejectReason::kBadResult, at_ply(ply) + "the final position is " +
                                                   by_rules.to_string() + ", the game says " +
                                                   declared);
