@@ -46,15 +46,9 @@ class ReplayRedisTest : public ::testing::Test {
     options.backoff_max = std::chrono::milliseconds(200);
     options.command_timeout = std::chrono::milliseconds(2000);
     store_ = std::make_unique<replay::RedisReplayStore>(options);
-    ReplayServerOptions server_options;
-    server_options.listen = "127.0.0.1:0";
-    server_options.monitor_interval = std::chrono::milliseconds(100);
-    server_options.models.watch_poll_ms = 100;
-    server_ = std::make_unique<ReplayServer>(*store_, *store_, registry_, server_options);
-    rpc::ClientOptions client;
-    client.address = "127.0.0.1:" + std::to_string(server_->port());
-    client.attempts = 1;
-    client.deadline = std::chrono::seconds(10);
+    server_ = std::make_unique<ReplayServer>(*store_, *store_, registry_,
+                                             testing::fast_server_options());
+    const auto client = testing::single_try_client(server_->port());
     replay_ = std::make_unique<rpc::ReplayClient>(client);
     models_ = std::make_unique<rpc::ModelRegistryClient>(client);
   }

@@ -25,15 +25,9 @@ using testing::batch;
 class ReplayServiceTest : public ::testing::Test {
  protected:
   ReplayServiceTest() : games_(1000) {
-    ReplayServerOptions options;
-    options.listen = "127.0.0.1:0";
-    options.monitor_interval = std::chrono::milliseconds(50);
-    options.models.watch_poll_ms = 100;
-    server_ = std::make_unique<ReplayServer>(games_, models_, registry_, options);
-    rpc::ClientOptions client;
-    client.address = "127.0.0.1:" + std::to_string(server_->port());
-    client.attempts = 1;
-    client.deadline = std::chrono::seconds(10);
+    server_ = std::make_unique<ReplayServer>(games_, models_, registry_,
+                                             testing::fast_server_options());
+    const auto client = testing::single_try_client(server_->port());
     replay_ = std::make_unique<rpc::ReplayClient>(client);
     registry_client_ = std::make_unique<rpc::ModelRegistryClient>(client);
   }

@@ -9,11 +9,31 @@
 #include <grpcpp/grpcpp.h>
 
 #include "chessrl/replay/synthetic_game.h"
+#include "chessrl/rpc/clients.h"
 #include "chessrl/v1/game.pb.h"
 #include "chessrl/v1/replay.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "replay_server.h"
 
 namespace chessrl::testing {
+
+// A server on a free loopback port that notices store changes within 0.1 s.
+inline replay_service::ReplayServerOptions fast_server_options() {
+  replay_service::ReplayServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.monitor_interval = std::chrono::milliseconds(50);
+  options.models.watch_poll_ms = 100;
+  return options;
+}
+
+// A client of that server that tries once, so a test sees every failure.
+inline rpc::ClientOptions single_try_client(int port) {
+  rpc::ClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.attempts = 1;
+  options.deadline = std::chrono::seconds(10);
+  return options;
+}
 
 inline v1::Game game(std::uint64_t seed, int plies = 40, const std::string& prefix = "g-") {
   replay::SyntheticGameOptions options;
