@@ -123,7 +123,6 @@ ModelRegistryClient::ModelRegistryClient(ClientOptions options)
 ModelRegistryClient::ModelRegistryClient(ClientOptions options,
                                          std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)),
-      channel_(channel),
       stub_(v1::ModelRegistry::NewStub(channel)) {}
 
 Result<v1::ModelInfo> ModelRegistryClient::publish(v1::ModelInfo info, std::string_view blob,

@@ -74,7 +74,6 @@ class ModelRegistryClient {
 
  private:
   ClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ModelRegistry::Stub> stub_;
 };
 
