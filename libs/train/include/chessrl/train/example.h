@@ -1,0 +1,46 @@
+// Training examples: one position's network input with its targets, built from
+// self-play records (chessrl selfplay's JSON Lines) or from the replay
+// service's TrainingPosition fields. No LibTorch; value types; thread-safe for
+// distinct objects.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chessrl/chess/types.h"
+#include "chessrl/core/result.h"
+#include "chessrl/nn/encoding.h"
+#include "chessrl/selfplay/game_record.h"
+
+namespace chessrl::train {
+
+struct Example {
+  nn::InputPlanes planes;
+  // The search's visit distribution: (policy index, probability), summing to 1.
+  std::vector<std::pair<std::uint16_t, float>> policy;
+  std::int8_t result = 0;  // the game's result for the side to move: 1 win, 0 draw, -1 loss
+  bool operator==(const Example&) const = default;
+};
+
+// The position reached by playing `history` from `fen`, encoded with that
+// history, with the policy target (moves legal in that position, probabilities
+// in [0, 1] summing to 1 within 1e-3; renormalised) and the result. Errors name
+// the problem: a bad FEN, an illegal history or policy move, a bad probability.
+Result<Example> make_example(std::string_view fen, std::span<const chess::Move> history,
+                             std::span<const chess::Move> policy_moves,
+                             std::span<const float> policy_probs, int result);
+
+// Every recorded position of a game (one per MoveTarget), encoded with the
+// game's real history. A game without a decided result gives draws.
+Result<std::vector<Example>> examples_from_record(const selfplay::GameRecord& record);
+
+// Reads records (one JSON object per line, as `chessrl selfplay --out` writes
+// them) from a file, or from every *.jsonl file in a directory (sorted by
+// name). Errors name the file and line.
+Result<std::vector<Example>> load_examples(const std::string& path);
+
+}  // namespace chessrl::train

@@ -1,0 +1,144 @@
+// The data-parallel training loop. Each rank runs train(): it joins the
+// process group (c10d TCPStore rendezvous; Gloo on CPU, NCCL on CUDA; none
+// for a world of one), loads the latest checkpoint if there is one (else
+// takes rank 0's initial weights by broadcast), and steps: prefetched batch ->
+// forward -> losses -> backward with gradients all-reduced in buckets while
+// the backward pass runs -> the same optimizer step on every rank. Rank 0
+// writes checkpoints and publishes models. No LibTorch in this header.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "chessrl/core/result.h"
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/network_config.h"
+#include "chessrl/train/distributed.h"
+#include "chessrl/train/source.h"
+
+namespace chessrl::train {
+
+enum class OptimizerKind { kSgd, kAdamW };
+enum class ScheduleKind { kConstant, kCosine, kStep };
+
+// "sgd" / "adamw", "constant" / "cosine" / "step".
+Result<OptimizerKind> parse_optimizer(std::string_view text);
+Result<ScheduleKind> parse_schedule(std::string_view text);
+
+struct TrainerOptions {
+  nn::NetworkConfig network;
+  std::string device = "auto";  // "cpu", "cuda" or "auto" (CUDA when present)
+  int batch_size = 256;         // examples per rank per optimizer step
+  int accumulate = 1;           // micro-batches per step (batch_size divisible by it)
+  std::int64_t steps = 0;       // stop once this many steps are done (0: until stopped)
+
+  OptimizerKind optimizer = OptimizerKind::kSgd;
+  double lr = 0.02;
+  double momentum = 0.9;  // SGD (Nesterov)
+  double weight_decay = 1e-4;  // SGD: L2 added to the gradient; AdamW: decoupled
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.999;
+  double adam_eps = 1e-8;
+  ScheduleKind schedule = ScheduleKind::kConstant;
+  std::int64_t warmup_steps = 0;     // linear warm-up from 0 over these steps
+  std::int64_t schedule_steps = 0;   // cosine: steps to decay over (0: `steps`)
+  double lr_min_factor = 0.01;       // cosine: the final lr is lr * this
+  std::int64_t decay_every = 100000; // step: multiply by decay_factor every this many steps
+  double decay_factor = 0.1;
+
+  double value_loss_weight = 1.0;  // total = policy + weight * value
+  double clip_norm = 0;            // gradient clipping by global norm (0: off)
+  bool mixed_precision = true;     // CUDA only: bf16 autocast and TF32
+
+  std::uint64_t seed = 1;  // initial weights (rank 0's); per-rank seeds derive from it
+
+  std::string checkpoint_dir;         // empty: no checkpoints, no resume
+  std::int64_t checkpoint_every = 1000;
+  int keep_checkpoints = 3;
+  std::string init_checkpoint;        // start from these weights when checkpoint_dir has none
+  std::int64_t publish_every = 0;     // rank 0 calls publish every this many steps (0: never)
+
+  std::uint64_t min_window = 0;  // positions the source must hold before training starts
+  double max_reuse = 0;          // cap on samples trained / positions stored (0: none)
+
+  int prefetch_batches = 4;             // ready batches queued per rank
+  std::size_t bucket_bytes = 4u << 20;  // gradient all-reduce bucket size
+  bool overlap = true;                  // all-reduce buckets while backward runs
+  int threads = 0;                      // LibTorch intra-op threads (0: its default)
+  std::int64_t hash_every = 0;  // check every rank's weights hash every N steps (0: off)
+  std::int64_t log_every = 10;  // a progress line every N steps (0: never)
+
+  // Every field in range; the error names the field.
+  Result<void> validate() const;
+};
+
+// The learning rate of the step that follows `step` steps done: linear
+// warm-up over warmup_steps, then the schedule.
+double learning_rate(const TrainerOptions& options, std::int64_t step);
+
+struct StepReport {
+  int rank = 0;
+  std::int64_t step = 0;            // steps done, after this one
+  std::int64_t samples = 0;         // examples in this step, all ranks
+  std::uint64_t samples_total = 0;  // examples trained, all ranks, since the first step
+  double policy_loss = 0;           // averaged over ranks
+  double value_loss = 0;
+  double total_loss = 0;
+  double lr = 0;
+  double step_seconds = 0;       // wall time of the step, data wait included
+  double data_wait_seconds = 0;  // of which waiting for the prefetch queue
+  double allreduce_seconds = 0;  // of which waiting for gradient all-reduce after backward
+  double samples_per_second = 0; // all ranks, this step
+};
+
+struct TrainerCallbacks {
+  std::function<void(const StepReport&)> on_step;  // every step, every rank
+  std::function<void(const std::string&)> log;     // progress lines (default: stderr)
+  // Rank 0, every publish_every steps: ship the checkpoint as a model version;
+  // returns the version. A failure is logged and training goes on.
+  std::function<Result<std::uint64_t>(const nn::Checkpoint&)> publish;
+  // Training paused (why) or resumed (empty why): minimum window, reuse cap.
+  std::function<void(bool paused, const std::string& why)> on_pause;
+};
+
+struct TrainSummary {
+  std::int64_t start_step = 0;  // the step training began at (> 0 after a resume)
+  std::int64_t end_step = 0;
+  bool resumed = false;         // a checkpoint was loaded
+  std::uint64_t samples_total = 0;
+  std::string last_checkpoint;  // rank 0: the last checkpoint written ("" if none)
+  std::uint64_t weights_hash = 0;  // of parameters and buffers at the end
+  double seconds = 0;
+};
+
+// Runs until options.steps are done or `stop` becomes true on any rank (then
+// rank 0 writes a checkpoint at the step reached and every rank returns).
+// Fails, naming the problem: options, rendezvous (the missing ranks), a
+// checkpoint of another architecture, the data source, a collective timing
+// out (a dead peer), diverged weights (hash_every).
+Result<TrainSummary> train(const TrainerOptions& options, const DistributedConfig& distributed,
+                           ExampleSource& source, const TrainerCallbacks& callbacks,
+                           const std::atomic<bool>& stop);
+
+// The checkpoints of a directory: "ckpt-<step, 10 digits>.chrl"; the latest is
+// the highest step. Empty string when there is none.
+std::string checkpoint_path(const std::string& dir, std::int64_t step);
+Result<std::string> latest_checkpoint(const std::string& dir);
+
+// The trainer's state in a checkpoint's optimizer section, readable without
+// LibTorch: the step, samples trained and the optimizer's kind.
+struct TrainerState {
+  std::int64_t step = 0;
+  std::uint64_t samples_total = 0;
+  std::string optimizer;
+  int world_size = 1;
+};
+Result<TrainerState> trainer_state(const nn::Checkpoint& checkpoint);
+
+// A 64-bit hash of a checkpoint's tensors (names, shapes, bytes): equal
+// weights give equal hashes. The trainer's weights_hash is this.
+std::uint64_t weights_hash(const nn::Checkpoint& checkpoint);
+
+}  // namespace chessrl::train

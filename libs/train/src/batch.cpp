@@ -1,0 +1,48 @@
+#include "batch.h"
+
+#include <torch/torch.h>
+
+#include "chessrl/nn/policy_map.h"
+
+namespace chessrl::train {
+
+Batch Batch::slice(std::int64_t begin, std::int64_t count) const {
+  return Batch{input.narrow(0, begin, count), policy.narrow(0, begin, count),
+               wdl.narrow(0, begin, count)};
+}
+
+Batch Batch::to(const torch::Device& device, bool non_blocking) const {
+  return Batch{input.to(device, non_blocking), policy.to(device, non_blocking),
+               wdl.to(device, non_blocking)};
+}
+
+Batch make_batch(const std::vector<Example>& examples, bool pin) {
+  const auto n = static_cast<std::int64_t>(examples.size());
+  auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
+  Batch b{torch::empty({n, nn::kInputPlanes, 8, 8}, options),
+          torch::zeros({n, nn::kPolicySize}, options),
+          torch::empty({n}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin))};
+  float* input = b.input.data_ptr<float>();
+  float* policy = b.policy.data_ptr<float>();
+  std::int64_t* wdl = b.wdl.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Example& e = examples[std::size_t(i)];
+    nn::expand(e.planes, input + i * nn::kInputPlanes * 64);
+    float* row = policy + i * nn::kPolicySize;
+    for (const auto& [index, p] : e.policy) row[index] = p;
+    wdl[i] = e.result > 0 ? 0 : (e.result == 0 ? 1 : 2);
+  }
+  return b;
+}
+
+LossTerms compute_losses(const torch::Tensor& policy_logits, const torch::Tensor& wdl_logits,
+                         const Batch& batch) {
+  // In float32 whatever the forward pass ran in (bf16 under autocast).
+  const torch::Tensor log_p = torch::log_softmax(policy_logits.to(torch::kFloat32), 1);
+  torch::Tensor policy = -(batch.policy * log_p).sum(1).mean();
+  torch::Tensor value =
+      torch::nll_loss(torch::log_softmax(wdl_logits.to(torch::kFloat32), 1), batch.wdl);
+  return {policy, value};
+}
+
+}  // namespace chessrl::train

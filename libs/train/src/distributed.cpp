@@ -1,0 +1,83 @@
+#include "chessrl/train/distributed.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstdlib>
+
+namespace chessrl::train {
+namespace {
+
+Result<long long> parse_int(std::string_view name, std::string_view text) {
+  long long v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || p != end)
+    return fail(std::string(name) + "='" + std::string(text) + "' is not an integer");
+  return v;
+}
+
+}  // namespace
+
+Result<int> hostname_ordinal(std::string_view hostname) {
+  const auto dash = hostname.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 == hostname.size())
+    return fail("hostname '" + std::string(hostname) +
+                "' does not end in -<ordinal> (set RANK instead)");
+  auto v = parse_int("hostname ordinal", hostname.substr(dash + 1));
+  if (!v || *v < 0 || *v > INT_MAX)
+    return fail("hostname '" + std::string(hostname) +
+                "' does not end in -<ordinal> (set RANK instead)");
+  return int(*v);
+}
+
+std::optional<std::string> process_env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+std::string local_hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+Result<DistributedConfig> distributed_from_env(DistributedConfig base, const GetEnv& env,
+                                               const std::string& hostname) {
+  if (auto w = env("WORLD_SIZE")) {
+    auto v = parse_int("WORLD_SIZE", *w);
+    if (!v) return fail(v.error());
+    if (*v < 1 || *v > 65536) return fail("WORLD_SIZE=" + *w + " is outside 1..65536");
+    base.world_size = int(*v);
+  }
+  if (auto r = env("RANK")) {
+    auto v = parse_int("RANK", *r);
+    if (!v) return fail(v.error());
+    base.rank = int(std::clamp<long long>(*v, INT_MIN, INT_MAX));
+  } else if (base.world_size > 1) {
+    auto ordinal = hostname_ordinal(hostname);
+    if (!ordinal) return fail("RANK is not set and " + ordinal.error());
+    base.rank = *ordinal;
+  }
+  if (base.rank < 0 || base.rank >= base.world_size)
+    return fail("rank " + std::to_string(base.rank) + " is outside [0, " +
+                std::to_string(base.world_size) + ") (WORLD_SIZE " +
+                std::to_string(base.world_size) + ")");
+  if (auto a = env("MASTER_ADDR")) {
+    if (a->empty()) return fail("MASTER_ADDR is empty");
+    base.master_addr = *a;
+  }
+  if (auto p = env("MASTER_PORT")) {
+    auto v = parse_int("MASTER_PORT", *p);
+    if (!v) return fail(v.error());
+    if (*v < 1 || *v > 65535) return fail("MASTER_PORT=" + *p + " is outside 1..65535");
+    base.master_port = int(*v);
+  }
+  if (auto i = env("GLOO_SOCKET_IFNAME")) base.interface = *i;
+  return base;
+}
+
+}  // namespace chessrl::train

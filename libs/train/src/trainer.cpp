@@ -1,0 +1,753 @@
+#include "chessrl/train/trainer.h"
+
+#include <torch/torch.h>  // first: the headers below assume it
+
+#include <ATen/autocast_mode.h>
+#include <torch/optim/adamw.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "batch.h"
+#include "chessrl/nn/torch_network.h"
+#include "grad_reducer.h"
+#include "prefetcher.h"
+#include "process_group.h"
+
+namespace chessrl::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+const char* optimizer_name(OptimizerKind k) { return k == OptimizerKind::kSgd ? "sgd" : "adamw"; }
+
+// The optimizer section of a checkpoint: "CHRLOPT1", u32 length, JSON
+// (TrainerState), then LibTorch's archive of the optimizer's state.
+constexpr char kStateMagic[] = "CHRLOPT1";
+constexpr std::size_t kStateMagicSize = 8;
+
+std::string encode_state(const TrainerState& s, const std::string& archive) {
+  const std::string json = nlohmann::json{{"step", s.step},
+                                          {"samples_total", s.samples_total},
+                                          {"optimizer", s.optimizer},
+                                          {"world_size", s.world_size}}
+                               .dump();
+  std::string out(kStateMagic, kStateMagicSize);
+  const auto n = static_cast<std::uint32_t>(json.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  out += json;
+  out += archive;
+  return out;
+}
+
+struct DecodedState {
+  TrainerState state;
+  std::string_view archive;
+};
+
+Result<DecodedState> decode_state(std::string_view bytes) {
+  if (bytes.size() < kStateMagicSize + 4 || bytes.substr(0, kStateMagicSize) != kStateMagic)
+    return fail("the checkpoint's optimizer section is not chessrl-trainer state");
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i)
+    n |= std::uint32_t(static_cast<unsigned char>(bytes[kStateMagicSize + std::size_t(i)])) << (8 * i);
+  if (bytes.size() < kStateMagicSize + 4 + n) return fail("the checkpoint's trainer state is truncated");
+  DecodedState d;
+  try {
+    const auto j = nlohmann::json::parse(bytes.substr(kStateMagicSize + 4, n));
+    d.state.step = j.at("step").get<std::int64_t>();
+    d.state.samples_total = j.at("samples_total").get<std::uint64_t>();
+    d.state.optimizer = j.at("optimizer").get<std::string>();
+    d.state.world_size = j.at("world_size").get<int>();
+  } catch (const std::exception& e) {
+    return fail(std::string("the checkpoint's trainer state is invalid: ") + e.what());
+  }
+  if (d.state.step < 0) return fail("the checkpoint's trainer state has a negative step");
+  d.archive = bytes.substr(kStateMagicSize + 4 + n);
+  return d;
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainerOptions& o,
+                                                        std::vector<torch::Tensor> params) {
+  if (o.optimizer == OptimizerKind::kAdamW)
+    return std::make_unique<torch::optim::AdamW>(
+        std::move(params), torch::optim::AdamWOptions(o.lr)
+                               .betas({o.adam_beta1, o.adam_beta2})
+                               .eps(o.adam_eps)
+                               .weight_decay(o.weight_decay));
+  return std::make_unique<torch::optim::SGD>(std::move(params),
+                                             torch::optim::SGDOptions(o.lr)
+                                                 .momentum(o.momentum)
+                                                 .nesterov(o.momentum > 0)
+                                                 .weight_decay(o.weight_decay));
+}
+
+std::string save_optimizer(torch::optim::Optimizer& opt) {
+  torch::serialize::OutputArchive archive;
+  opt.save(archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+Result<void> load_optimizer(torch::optim::Optimizer& opt, std::string_view bytes,
+                            const torch::Device& device) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(bytes.data(), bytes.size(), device);
+    opt.load(archive);
+  } catch (const std::exception& e) {
+    return fail(std::string("cannot load the optimizer state: ") + e.what());
+  }
+  return {};
+}
+
+std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// Float tensors (batch-norm statistics) that ranks update from their own data.
+std::vector<torch::Tensor> float_buffers(nn::Network& net) {
+  std::vector<torch::Tensor> out;
+  for (auto& b : net->buffers())
+    if (b.is_floating_point()) out.push_back(b);
+  return out;
+}
+
+std::string percent(double part, double whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+Result<OptimizerKind> parse_optimizer(std::string_view text) {
+  if (text == "sgd") return OptimizerKind::kSgd;
+  if (text == "adamw") return OptimizerKind::kAdamW;
+  return fail("unknown optimizer '" + std::string(text) + "' (sgd or adamw)");
+}
+
+Result<ScheduleKind> parse_schedule(std::string_view text) {
+  if (text == "constant") return ScheduleKind::kConstant;
+  if (text == "cosine") return ScheduleKind::kCosine;
+  if (text == "step") return ScheduleKind::kStep;
+  return fail("unknown learning-rate schedule '" + std::string(text) + "' (constant, cosine or step)");
+}
+
+Result<void> TrainerOptions::validate() const {
+  if (auto r = network.validate(); !r) return fail("network: " + r.error());
+  auto bad = [](const std::string& field, const std::string& why) {
+    return fail("trainer option " + field + " " + why);
+  };
+  if (device != "cpu" && device != "cuda" && device != "auto")
+    return bad("device", "is '" + device + "' (cpu, cuda or auto)");
+  if (batch_size < 1 || batch_size > (1 << 20)) return bad("batch_size", "must be 1..1048576");
+  if (accumulate < 1 || batch_size % accumulate != 0)
+    return bad("accumulate", "must be >= 1 and divide batch_size (" + std::to_string(batch_size) + ")");
+  if (steps < 0) return bad("steps", "must be >= 0");
+  if (!(lr > 0) || !std::isfinite(lr)) return bad("lr", "must be > 0");
+  if (!(momentum >= 0 && momentum < 1)) return bad("momentum", "must be in [0, 1)");
+  if (!(weight_decay >= 0) || !std::isfinite(weight_decay)) return bad("weight_decay", "must be >= 0");
+  if (!(adam_beta1 >= 0 && adam_beta1 < 1)) return bad("adam_beta1", "must be in [0, 1)");
+  if (!(adam_beta2 >= 0 && adam_beta2 < 1)) return bad("adam_beta2", "must be in [0, 1)");
+  if (!(adam_eps > 0)) return bad("adam_eps", "must be > 0");
+  if (warmup_steps < 0) return bad("warmup_steps", "must be >= 0");
+  if (schedule_steps < 0) return bad("schedule_steps", "must be >= 0");
+  if (!(lr_min_factor >= 0 && lr_min_factor <= 1)) return bad("lr_min_factor", "must be in [0, 1]");
+  if (decay_every < 1) return bad("decay_every", "must be >= 1");
+  if (!(decay_factor > 0 && decay_factor <= 1)) return bad("decay_factor", "must be in (0, 1]");
+  if (!(value_loss_weight >= 0) || !std::isfinite(value_loss_weight))
+    return bad("value_loss_weight", "must be >= 0");
+  if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) return bad("clip_norm", "must be >= 0 (0: off)");
+  if (checkpoint_every < 1) return bad("checkpoint_every", "must be >= 1");
+  if (keep_checkpoints < 1) return bad("keep_checkpoints", "must be >= 1");
+  if (publish_every < 0) return bad("publish_every", "must be >= 0 (0: never)");
+  if (!(max_reuse >= 0) || !std::isfinite(max_reuse)) return bad("max_reuse", "must be >= 0 (0: no cap)");
+  if (prefetch_batches < 1 || prefetch_batches > 64) return bad("prefetch_batches", "must be 1..64");
+  if (bucket_bytes < 1024) return bad("bucket_bytes", "must be >= 1024");
+  if (threads < 0 || threads > 1024) return bad("threads", "must be 0..1024 (0: LibTorch's default)");
+  if (hash_every < 0) return bad("hash_every", "must be >= 0 (0: off)");
+  if (log_every < 0) return bad("log_every", "must be >= 0 (0: never)");
+  return {};
+}
+
+double learning_rate(const TrainerOptions& o, std::int64_t step) {
+  if (o.warmup_steps > 0 && step < o.warmup_steps)
+    return o.lr * double(step + 1) / double(o.warmup_steps);
+  switch (o.schedule) {
+    case ScheduleKind::kConstant:
+      return o.lr;
+    case ScheduleKind::kCosine: {
+      const std::int64_t horizon = o.schedule_steps > 0 ? o.schedule_steps : o.steps;
+      if (horizon <= o.warmup_steps) return o.lr;
+      const double t = std::min(1.0, double(step - o.warmup_steps) / double(horizon - o.warmup_steps));
+      const double pi = std::acos(-1.0);
+      return o.lr * (o.lr_min_factor + (1 - o.lr_min_factor) * 0.5 * (1 + std::cos(pi * t)));
+    }
+    case ScheduleKind::kStep:
+      return o.lr * std::pow(o.decay_factor, double(step / o.decay_every));
+  }
+  return o.lr;
+}
+
+std::string checkpoint_path(const std::string& dir, std::int64_t step) {
+  char name[48];
+  std::snprintf(name, sizeof name, "ckpt-%010lld.chrl", static_cast<long long>(step));
+  return (std::filesystem::path(dir) / name).string();
+}
+
+namespace {
+
+// (step, path) of every checkpoint in dir, by increasing step.
+Result<std::vector<std::pair<std::int64_t, std::string>>> list_checkpoints(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return out;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != 20 || name.rfind("ckpt-", 0) != 0 || name.substr(15) != ".chrl") continue;
+    const std::string digits = name.substr(5, 10);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    out.emplace_back(std::stoll(digits), entry.path().string());
+  }
+  if (ec) return fail("cannot list checkpoints in " + dir + ": " + ec.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> latest_checkpoint(const std::string& dir) {
+  auto all = list_checkpoints(dir);
+  if (!all) return fail(all.error());
+  return all->empty() ? std::string() : all->back().second;
+}
+
+Result<TrainerState> trainer_state(const nn::Checkpoint& checkpoint) {
+  if (checkpoint.optimizer_state.empty())
+    return fail("the checkpoint has no trainer state (weights only)");
+  auto d = decode_state(checkpoint.optimizer_state);
+  if (!d) return fail(d.error());
+  return d->state;
+}
+
+std::uint64_t weights_hash(const nn::Checkpoint& checkpoint) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const nn::NamedTensor& t : checkpoint.tensors) {
+    h = fnv1a(h, t.name.data(), t.name.size());
+    h = fnv1a(h, t.shape.data(), t.shape.size() * sizeof(std::int64_t));
+    h = fnv1a(h, t.data.data(), t.data.size());
+  }
+  return h;
+}
+
+namespace {
+
+// One rank's run: the state train() threads through its phases.
+class Run {
+ public:
+  Run(const TrainerOptions& o, const DistributedConfig& d, ExampleSource& source,
+      const TrainerCallbacks& cb, const std::atomic<bool>& stop)
+      : o_(o), d_(d), source_(source), cb_(cb), stop_(stop) {}
+
+  Result<TrainSummary> run();
+
+ private:
+  void log(const std::string& line) const {
+    if (cb_.log)
+      cb_.log(line);
+    else
+      std::fprintf(stderr, "trainer[%d]: %s\n", d_.rank, line.c_str());
+  }
+  Result<void> setup_device();
+  Result<std::string> initial_bytes();
+  Result<void> load_initial();
+  Result<void> agree(std::int64_t& allowed, bool& go);
+  std::pair<std::int64_t, std::string> local_allowance();
+  Result<StepReport> step(Batch& host_batch, double data_wait);
+  Result<void> check_hash();
+  Result<void> write_checkpoint();
+  void publish();
+  nn::Checkpoint snapshot();
+
+  const TrainerOptions& o_;
+  const DistributedConfig& d_;
+  ExampleSource& source_;
+  const TrainerCallbacks& cb_;
+  const std::atomic<bool>& stop_;
+
+  torch::Device device_{torch::kCPU};
+  bool cuda_ = false;
+  std::optional<Group> group_;
+  c10d::ProcessGroup* pg_ = nullptr;
+  nn::Network net_{nullptr};
+  std::unique_ptr<torch::optim::Optimizer> opt_;
+  std::unique_ptr<GradReducer> reducer_;
+  std::int64_t step_ = 0;
+  std::uint64_t samples_total_ = 0;
+  TrainSummary summary_;
+  std::int64_t last_checkpoint_step_ = -1;
+  DataStatus status_;
+  Clock::time_point status_at_{};
+  bool status_ok_ = false;
+};
+
+Result<void> Run::setup_device() {
+  if (o_.threads > 0) torch::set_num_threads(o_.threads);
+  const bool have_cuda = torch::cuda::is_available();
+  if (o_.device == "cuda" && !have_cuda)
+    return fail("device cuda: no CUDA device is visible (or LibTorch was built without CUDA)");
+  cuda_ = o_.device == "cuda" || (o_.device == "auto" && have_cuda);
+  if (cuda_) {
+    int local = 0;
+    if (auto l = process_env("LOCAL_RANK")) local = std::atoi(l->c_str());
+    device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local));
+    if (o_.mixed_precision) {
+      at::globalContext().setAllowTF32CuBLAS(true);
+      at::globalContext().setAllowTF32CuDNN(true);
+    }
+  }
+  torch::manual_seed(o_.seed * 1000003ULL + std::uint64_t(d_.rank));
+  return {};
+}
+
+// Rank 0's starting point, as checkpoint bytes: the latest checkpoint in the
+// directory, else --init-checkpoint's weights, else fresh weights.
+Result<std::string> Run::initial_bytes() {
+  if (!o_.checkpoint_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o_.checkpoint_dir, ec);
+    if (ec) return fail("cannot create checkpoint directory " + o_.checkpoint_dir + ": " + ec.message());
+    auto latest = latest_checkpoint(o_.checkpoint_dir);
+    if (!latest) return fail(latest.error());
+    if (!latest->empty()) {
+      auto bytes = nn::read_file_bytes(*latest);
+      if (!bytes) return fail(bytes.error());
+      summary_.resumed = true;
+      log("resuming from " + *latest);
+      return std::move(*bytes);
+    }
+  }
+  if (!o_.init_checkpoint.empty()) {
+    auto ckpt = nn::load_checkpoint_file(o_.init_checkpoint);
+    if (!ckpt) return fail("init checkpoint: " + ckpt.error());
+    ckpt->optimizer_state.clear();  // weights only: a new run
+    ckpt->info.step = 0;
+    log("starting from the weights of " + o_.init_checkpoint);
+    return nn::serialize_checkpoint(*ckpt);
+  }
+  nn::Network fresh = nn::make_network(o_.network, o_.seed);
+  nn::ModelInfo info;
+  info.created_ms = nn::unix_millis_now();
+  info.description = "initial weights, seed " + std::to_string(o_.seed);
+  if (!o_.checkpoint_dir.empty()) log("no checkpoint in " + o_.checkpoint_dir + ": starting at step 0");
+  return nn::serialize_checkpoint(nn::to_checkpoint(fresh, info));
+}
+
+// Every rank starts from rank 0's bytes (ranks need not share a disk).
+Result<void> Run::load_initial() {
+  std::string bytes;
+  std::string error;
+  if (d_.rank == 0) {
+    auto b = initial_bytes();
+    if (b)
+      bytes = std::move(*b);
+    else
+      error = b.error();
+  }
+  if (pg_) {
+    auto header = torch::tensor({std::int64_t(error.empty() ? std::int64_t(bytes.size()) : -1),
+                                 std::int64_t(summary_.resumed)},
+                                torch::kInt64);
+    if (auto r = broadcast(*pg_, header, 0, "broadcast of the initial state"); !r) return r;
+    const std::int64_t n = header[0].item<std::int64_t>();
+    summary_.resumed = header[1].item<std::int64_t>() != 0;
+    if (n < 0) return fail(d_.rank == 0 ? error : "rank 0 could not load the initial state");
+    auto data = torch::empty({n}, torch::kUInt8);
+    if (d_.rank == 0) std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
+    if (auto r = broadcast(*pg_, data, 0, "broadcast of the initial weights"); !r) return r;
+    if (d_.rank != 0) bytes.assign(static_cast<const char*>(data.data_ptr()), std::size_t(n));
+  } else if (!error.empty()) {
+    return fail(error);
+  }
+  auto ckpt = nn::parse_checkpoint(bytes);
+  if (!ckpt) return fail("initial state: " + ckpt.error());
+  net_ = nn::make_network(o_.network, o_.seed);
+  if (auto r = nn::load_weights(net_, *ckpt); !r)
+    return fail((summary_.resumed ? "the latest checkpoint in " + o_.checkpoint_dir
+                                  : std::string("the initial weights")) +
+                " do not fit --net " + o_.network.name() + ": " + r.error());
+  net_->to(device_);
+  net_->train();
+  opt_ = make_optimizer(o_, net_->parameters());
+  if (summary_.resumed) {
+    auto state = decode_state(ckpt->optimizer_state);
+    if (!state) return fail(state.error());
+    if (state->state.optimizer != optimizer_name(o_.optimizer))
+      return fail("the latest checkpoint was trained with " + state->state.optimizer +
+                  ", not " + optimizer_name(o_.optimizer) +
+                  ": use the same optimizer or a new checkpoint directory");
+    if (auto r = load_optimizer(*opt_, state->archive, device_); !r) return r;
+    step_ = state->state.step;
+    samples_total_ = state->state.samples_total;
+    last_checkpoint_step_ = step_;
+  }
+  return {};
+}
+
+// (steps allowed by the data gates, why not more) for this rank.
+std::pair<std::int64_t, std::string> Run::local_allowance() {
+  constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max();
+  if (o_.min_window == 0 && o_.max_reuse == 0) return {kUnlimited, ""};
+  if (!status_ok_ || seconds_since(status_at_) > 1.0 || status_at_ == Clock::time_point{}) {
+    auto s = source_.status();
+    status_at_ = Clock::now();
+    if (s) {
+      status_ = *s;
+      status_ok_ = true;
+    } else {
+      status_ok_ = false;
+      return {step_, "the data source's status is unavailable: " + s.error()};
+    }
+  }
+  if (status_.fixed) return {kUnlimited, ""};
+  if (status_.window_positions < o_.min_window)
+    return {0, "the window holds " + std::to_string(status_.window_positions) +
+                   " positions, fewer than min_window " + std::to_string(o_.min_window)};
+  if (o_.max_reuse > 0) {
+    const double global_batch = double(o_.batch_size) * d_.world_size;
+    const double allowed_samples = o_.max_reuse * double(status_.positions_stored_total);
+    const auto allowed = static_cast<std::int64_t>((allowed_samples - double(samples_total_)) / global_batch);
+    const std::int64_t limit = step_ + std::max<std::int64_t>(allowed, 0);
+    return {limit, std::to_string(samples_total_) + " samples trained on " +
+                       std::to_string(status_.positions_stored_total) +
+                       " positions stored: max_reuse " + std::to_string(o_.max_reuse) +
+                       " reached, waiting for self-play"};
+  }
+  return {kUnlimited, ""};
+}
+
+// All ranks agree whether to go on (nobody was told to stop) and how many
+// steps the data gates allow (the minimum over ranks).
+Result<void> Run::agree(std::int64_t& allowed, bool& go) {
+  auto [local, why] = local_allowance();
+  allowed = local;
+  go = !stop_.load();
+  if (pg_) {
+    auto t = torch::tensor({allowed, std::int64_t(go)}, torch::kInt64);
+    if (auto r = allreduce(*pg_, t, c10d::ReduceOp::MIN, "step agreement"); !r) return r;
+    allowed = t[0].item<std::int64_t>();
+    go = t[1].item<std::int64_t>() != 0;
+  }
+  (void)why;
+  return {};
+}
+
+Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
+  const auto start = Clock::now();
+  const double lr = learning_rate(o_, step_);
+  for (auto& group : opt_->param_groups()) group.options().set_lr(lr);
+  opt_->zero_grad();
+  Batch batch = cuda_ ? host_batch.to(device_, true) : host_batch;
+  const std::int64_t micro = batch.size() / o_.accumulate;
+  torch::Tensor policy_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+  torch::Tensor value_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+  std::vector<torch::Tensor> buffers;
+  torch::Tensor buffer_flat;
+  c10::intrusive_ptr<c10d::Work> buffer_work;
+  for (int m = 0; m < o_.accumulate; ++m) {
+    const Batch mb = batch.slice(m * micro, micro);
+    const bool last = m + 1 == o_.accumulate;
+    if (reducer_) reducer_->prepare(last);
+    const bool autocast = cuda_ && o_.mixed_precision;
+    if (autocast) {
+      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+      at::autocast::set_enabled(true);
+    }
+    nn::NetworkOutput out = net_->forward(mb.input);
+    if (autocast) {
+      at::autocast::set_enabled(false);
+      at::autocast::clear_cache();
+    }
+    LossTerms losses = compute_losses(out.policy, out.wdl, mb);
+    torch::Tensor total = losses.policy + o_.value_loss_weight * losses.value;
+    if (last && pg_) {
+      // Batch-norm statistics: every rank saw its own data; average them
+      // while backward runs, so all ranks keep identical buffers.
+      torch::NoGradGuard no_grad;
+      buffers = float_buffers(net_);
+      if (!buffers.empty()) {
+        std::vector<torch::Tensor> flat_parts;
+        for (auto& b : buffers) flat_parts.push_back(b.reshape({-1}));
+        buffer_flat = torch::cat(flat_parts);
+        std::vector<torch::Tensor> v{buffer_flat};
+        try {
+          buffer_work = pg_->allreduce(v);
+        } catch (const std::exception& e) {
+          return fail(std::string("batch-norm statistics all-reduce failed: ") + e.what());
+        }
+      }
+    }
+    (o_.accumulate > 1 ? total / double(o_.accumulate) : total).backward();
+    policy_sum += losses.policy.detach();
+    value_sum += losses.value.detach();
+  }
+  double comm_wait = 0;
+  if (reducer_) {
+    auto waited = reducer_->finish();
+    if (!waited) return fail(waited.error());
+    comm_wait = *waited;
+  }
+  if (buffer_work) {
+    const auto t = Clock::now();
+    if (auto r = wait_work(buffer_work, "batch-norm statistics all-reduce"); !r) return fail(r.error());
+    comm_wait += seconds_since(t);
+    torch::NoGradGuard no_grad;
+    buffer_flat.div_(double(d_.world_size));
+    std::int64_t offset = 0;
+    for (auto& b : buffers) {
+      b.copy_(buffer_flat.narrow(0, offset, b.numel()).view_as(b));
+      offset += b.numel();
+    }
+  }
+  if (o_.clip_norm > 0) torch::nn::utils::clip_grad_norm_(net_->parameters(), o_.clip_norm);
+  opt_->step();
+
+  auto losses = torch::stack({policy_sum, value_sum}).to(torch::kCPU).to(torch::kFloat64) /
+                double(o_.accumulate);
+  if (pg_) {
+    if (auto r = allreduce(*pg_, losses, c10d::ReduceOp::SUM, "loss all-reduce"); !r)
+      return fail(r.error());
+    losses /= double(d_.world_size);
+  }
+  ++step_;
+  const std::int64_t samples = std::int64_t(o_.batch_size) * d_.world_size;
+  samples_total_ += std::uint64_t(samples);
+  StepReport r;
+  r.rank = d_.rank;
+  r.step = step_;
+  r.samples = samples;
+  r.samples_total = samples_total_;
+  r.policy_loss = losses[0].item<double>();
+  r.value_loss = losses[1].item<double>();
+  r.total_loss = r.policy_loss + o_.value_loss_weight * r.value_loss;
+  r.lr = lr;
+  r.data_wait_seconds = data_wait;
+  r.allreduce_seconds = comm_wait;
+  r.step_seconds = seconds_since(start) + data_wait;
+  r.samples_per_second = r.step_seconds > 0 ? double(samples) / r.step_seconds : 0;
+  return r;
+}
+
+nn::Checkpoint Run::snapshot() {
+  nn::ModelInfo info;
+  info.step = step_;
+  info.created_ms = nn::unix_millis_now();
+  info.description = "chessrl-trainer step " + std::to_string(step_);
+  nn::Checkpoint c = nn::to_checkpoint(net_, info);
+  TrainerState s;
+  s.step = step_;
+  s.samples_total = samples_total_;
+  s.optimizer = optimizer_name(o_.optimizer);
+  s.world_size = d_.world_size;
+  c.optimizer_state = encode_state(s, save_optimizer(*opt_));
+  return c;
+}
+
+Result<void> Run::check_hash() {
+  const std::uint64_t h = weights_hash(snapshot()) & ((1ULL << 62) - 1);
+  if (!pg_) return {};
+  auto t = torch::tensor({std::int64_t(h), -std::int64_t(h)}, torch::kInt64);
+  if (auto r = allreduce(*pg_, t, c10d::ReduceOp::MAX, "weights hash check"); !r) return r;
+  const std::int64_t hi = t[0].item<std::int64_t>(), lo = -t[1].item<std::int64_t>();
+  if (hi != lo)
+    return fail("weights differ between ranks after step " + std::to_string(step_) +
+                " (hash check): this rank's hash is " + std::to_string(h));
+  return {};
+}
+
+Result<void> Run::write_checkpoint() {
+  if (d_.rank != 0 || o_.checkpoint_dir.empty() || last_checkpoint_step_ == step_) return {};
+  const std::string path = checkpoint_path(o_.checkpoint_dir, step_);
+  if (auto r = nn::save_checkpoint_file(snapshot(), path); !r) return r;
+  last_checkpoint_step_ = step_;
+  summary_.last_checkpoint = path;
+  log("checkpoint at step " + std::to_string(step_) + ": " + path);
+  auto all = list_checkpoints(o_.checkpoint_dir);
+  if (all && all->size() > std::size_t(o_.keep_checkpoints)) {
+    for (std::size_t i = 0; i + std::size_t(o_.keep_checkpoints) < all->size(); ++i) {
+      std::error_code ec;
+      std::filesystem::remove((*all)[i].second, ec);
+    }
+  }
+  return {};
+}
+
+void Run::publish() {
+  if (d_.rank != 0 || !cb_.publish) return;
+  auto version = cb_.publish(snapshot());
+  if (version)
+    log("published step " + std::to_string(step_) + " as model version " + std::to_string(*version));
+  else
+    log("publishing step " + std::to_string(step_) + " failed (training goes on): " + version.error());
+}
+
+Result<TrainSummary> Run::run() {
+  const auto started = Clock::now();
+  if (auto r = o_.validate(); !r) return fail(r.error());
+  if (d_.world_size < 1 || d_.rank < 0 || d_.rank >= d_.world_size)
+    return fail("rank " + std::to_string(d_.rank) + " is outside [0, " + std::to_string(d_.world_size) + ")");
+  if (auto r = setup_device(); !r) return fail(r.error());
+  if (d_.world_size > 1) {
+    auto g = join_group(d_, cuda_, [this](const std::string& l) { log(l); });
+    if (!g) return fail(g.error());
+    group_ = std::move(*g);
+    pg_ = group_->pg.get();
+    log("joined " + std::to_string(d_.world_size) + " ranks over " + group_->backend);
+  }
+  if (auto r = load_initial(); !r) return fail(r.error());
+  summary_.start_step = step_;
+  std::int64_t parameters = 0;
+  for (const auto& p : net_->parameters()) parameters += p.numel();
+  if (d_.rank == 0)
+    log("training " + o_.network.name() + " (" + std::to_string(parameters) + " parameters) on " +
+        (cuda_ ? device_.str() + (o_.mixed_precision ? " (bf16 autocast, TF32)" : "") : "cpu") +
+        ", " + std::to_string(d_.world_size) + " rank(s), batch " + std::to_string(o_.batch_size) +
+        " per rank in " + std::to_string(o_.accumulate) + " micro-batch(es), " +
+        optimizer_name(o_.optimizer) + ", from step " + std::to_string(step_) +
+        (o_.steps > 0 ? " to " + std::to_string(o_.steps) : ""));
+  if (pg_) reducer_ = std::make_unique<GradReducer>(net_->parameters(), *pg_, o_.bucket_bytes, o_.overlap);
+
+  Result<void> failure;
+  {
+    Prefetcher prefetcher(source_, step_, d_.rank, d_.world_size, o_.batch_size,
+                          o_.prefetch_batches, cuda_, [this](const std::string& l) { log(l); });
+    bool paused = false;
+    double window_seconds = 0, window_wait = 0, window_comm = 0;
+    std::int64_t window_samples = 0, window_steps = 0;
+    while (o_.steps == 0 || step_ < o_.steps) {
+      std::int64_t allowed = 0;
+      bool go = true;
+      if (auto r = agree(allowed, go); !r) {
+        failure = r;
+        break;
+      }
+      if (!go) {
+        log("stopping at step " + std::to_string(step_) + " (asked to stop)");
+        break;
+      }
+      if (step_ >= allowed) {
+        if (!paused) {
+          paused = true;
+          const std::string why = local_allowance().second;
+          log("paused: " + (why.empty() ? std::string("another rank's data gate") : why));
+          if (cb_.on_pause) cb_.on_pause(true, why);
+        }
+        for (int i = 0; i < 10 && !stop_.load(); ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        status_ok_ = false;  // look again
+        continue;
+      }
+      if (paused) {
+        paused = false;
+        log("resumed: the data gates allow training again");
+        if (cb_.on_pause) cb_.on_pause(false, "");
+      }
+      const auto wait_start = Clock::now();
+      // A rank that agreed to this step finishes it: the others wait for its
+      // gradients. World of one: give up at once when stopped.
+      auto batch = prefetcher.pop(stop_, d_.world_size > 1 ? std::chrono::seconds(30)
+                                                           : std::chrono::seconds(0));
+      const double waited = seconds_since(wait_start);
+      if (!batch) {
+        log("stopping at step " + std::to_string(step_) + " without data for the next step");
+        break;
+      }
+      auto report = step(*batch, waited);
+      if (!report) {
+        failure = fail(report.error());
+        break;
+      }
+      if (cb_.on_step) cb_.on_step(*report);
+      window_seconds += report->step_seconds;
+      window_wait += report->data_wait_seconds;
+      window_comm += report->allreduce_seconds;
+      window_samples += report->samples;
+      ++window_steps;
+      if (d_.rank == 0 && o_.log_every > 0 && step_ % o_.log_every == 0) {
+        char line[320];
+        std::snprintf(line, sizeof line,
+                      "step %lld%s  loss %.4f (policy %.4f, value %.4f)  lr %.5g  %.0f samples/s"
+                      "  data wait %s  all-reduce wait %s",
+                      static_cast<long long>(step_),
+                      o_.steps > 0 ? ("/" + std::to_string(o_.steps)).c_str() : "",
+                      report->total_loss, report->policy_loss, report->value_loss, report->lr,
+                      window_seconds > 0 ? double(window_samples) / window_seconds : 0.0,
+                      percent(window_wait, window_seconds).c_str(),
+                      percent(window_comm, window_seconds).c_str());
+        log(line);
+        window_seconds = window_wait = window_comm = 0;
+        window_samples = window_steps = 0;
+      }
+      if (o_.hash_every > 0 && step_ % o_.hash_every == 0)
+        if (auto r = check_hash(); !r) {
+          failure = r;
+          break;
+        }
+      if (step_ % o_.checkpoint_every == 0)
+        if (auto r = write_checkpoint(); !r) {
+          failure = r;
+          break;
+        }
+      if (o_.publish_every > 0 && step_ % o_.publish_every == 0) publish();
+    }
+    prefetcher.stop();
+  }
+  if (!failure) return fail(failure.error());
+  // The final state: a checkpoint at the step reached (after a stop too).
+  if (auto r = write_checkpoint(); !r) return fail(r.error());
+  if (o_.hash_every > 0)
+    if (auto r = check_hash(); !r) return fail(r.error());
+  summary_.end_step = step_;
+  summary_.samples_total = samples_total_;
+  summary_.weights_hash = weights_hash(snapshot());
+  summary_.seconds = seconds_since(started);
+  if (d_.rank == 0)
+    log("done: steps " + std::to_string(summary_.start_step) + " to " + std::to_string(step_) +
+        " in " + std::to_string(int(summary_.seconds)) + " s");
+  return summary_;
+}
+
+}  // namespace
+
+Result<TrainSummary> train(const TrainerOptions& options, const DistributedConfig& distributed,
+                           ExampleSource& source, const TrainerCallbacks& callbacks,
+                           const std::atomic<bool>& stop) {
+  try {
+    Run run(options, distributed, source, callbacks, stop);
+    return run.run();
+  } catch (const std::exception& e) {
+    return fail(std::string("training failed: ") + e.what());
+  }
+}
+
+}  // namespace chessrl::train

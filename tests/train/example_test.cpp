@@ -1,0 +1,141 @@
+#include "chessrl/train/example.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "chessrl/chess/movegen.h"
+#include "chessrl/chess/notation.h"
+#include "chessrl/chess/position.h"
+#include "chessrl/nn/policy_map.h"
+#include "chessrl/train/source.h"
+#include "records.h"
+
+namespace chessrl::train {
+namespace {
+
+constexpr const char* kStart = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+chess::Move uci(const chess::Position& pos, const char* text) {
+  auto m = chess::parse_uci(pos, text);
+  EXPECT_TRUE(m.ok()) << text;
+  return *m;
+}
+
+TEST(Example, EncodesThePositionAfterTheHistoryWithItsTargets) {
+  auto pos = chess::Position::from_fen(kStart).value_or_throw();
+  std::vector<chess::Move> history{uci(pos, "e2e4")};
+  pos.make_move(history[0]);
+  std::vector<chess::Move> policy{uci(pos, "e7e5"), uci(pos, "c7c5")};
+  std::vector<float> probs{0.75f, 0.25f};
+  auto e = make_example(kStart, history, policy, probs, -1);
+  ASSERT_TRUE(e.ok()) << e.error();
+  EXPECT_EQ(e->planes, nn::encode(pos));
+  EXPECT_EQ(e->result, -1);
+  ASSERT_EQ(e->policy.size(), 2u);
+  EXPECT_EQ(e->policy[0].first, nn::policy_index(policy[0], chess::kBlack));
+  EXPECT_FLOAT_EQ(e->policy[0].second, 0.75f);
+}
+
+TEST(Example, BadInputIsRefusedNamingTheProblem) {
+  auto pos = chess::Position::from_fen(kStart).value_or_throw();
+  const chess::Move e4 = uci(pos, "e2e4");
+  std::vector<chess::Move> one{e4};
+  std::vector<float> p1{1.0f};
+  auto bad_fen = make_example("not a fen", {}, one, p1, 0);
+  ASSERT_FALSE(bad_fen.ok());
+  EXPECT_NE(bad_fen.error().find("bad FEN"), std::string::npos);
+  // e2e4 twice: the second is not legal (black to move).
+  std::vector<chess::Move> twice{e4, e4};
+  auto illegal = make_example(kStart, twice, one, p1, 0);
+  ASSERT_FALSE(illegal.ok());
+  EXPECT_NE(illegal.error().find("history move 2"), std::string::npos) << illegal.error();
+  std::vector<float> half{0.5f};
+  auto sum = make_example(kStart, {}, one, half, 0);
+  ASSERT_FALSE(sum.ok());
+  EXPECT_NE(sum.error().find("sum"), std::string::npos);
+  auto result = make_example(kStart, {}, one, p1, 2);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().find("result"), std::string::npos);
+  std::vector<chess::Move> none;
+  std::vector<float> no_probs;
+  EXPECT_FALSE(make_example(kStart, {}, none, no_probs, 0).ok());
+}
+
+TEST(Example, RecordsGiveOneExamplePerTargetWithTheResultForTheMover) {
+  auto records = testing::play_records(2);
+  ASSERT_EQ(records.size(), 2u);
+  for (const auto& r : records) {
+    auto examples = examples_from_record(r);
+    ASSERT_TRUE(examples.ok()) << examples.error();
+    ASSERT_EQ(examples->size(), r.targets.size());
+    auto pos = chess::Position::from_fen(r.start_fen).value_or_throw();
+    const int white = r.result.outcome == chess::Outcome::kWhiteWins   ? 1
+                      : r.result.outcome == chess::Outcome::kBlackWins ? -1
+                                                                       : 0;
+    std::size_t t = 0;
+    for (std::size_t ply = 0; ply < r.moves.size() && t < r.targets.size(); ++ply) {
+      if (std::size_t(r.targets[t].ply) == ply) {
+        const Example& e = (*examples)[t];
+        EXPECT_EQ(e.planes, nn::encode(pos));
+        EXPECT_EQ(e.result, pos.side_to_move() == chess::kWhite ? white : -white);
+        double sum = 0;
+        for (const auto& [index, p] : e.policy) {
+          sum += p;
+          EXPECT_TRUE(nn::move_from_policy_index(pos, index).has_value());
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-5);
+        ++t;
+      }
+      pos.make_move(r.moves[ply]);
+    }
+  }
+}
+
+TEST(Example, LoadsJsonLinesAndNamesTheBadLine) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("chessrl-train-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto records = testing::play_records(2);
+  {
+    std::ofstream out(dir / "a.jsonl");
+    for (const auto& r : records) out << selfplay::to_json(r) << "\n";
+  }
+  auto all = load_examples((dir / "a.jsonl").string());
+  ASSERT_TRUE(all.ok()) << all.error();
+  EXPECT_EQ(all->size(), records[0].targets.size() + records[1].targets.size());
+  auto from_dir = load_examples(dir.string());
+  ASSERT_TRUE(from_dir.ok()) << from_dir.error();
+  EXPECT_EQ(from_dir->size(), all->size());
+  {
+    std::ofstream out(dir / "b.jsonl");
+    out << selfplay::to_json(records[0]) << "\n{\"id\": oops\n";
+  }
+  auto bad = load_examples(dir.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("b.jsonl:2"), std::string::npos) << bad.error();
+  EXPECT_FALSE(load_examples((dir / "missing.jsonl").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DatasetSource, RanksTakeSlicesOfTheSameGlobalBatch) {
+  std::vector<Example> examples;
+  for (const auto& r : testing::play_records(2))
+    for (auto& e : examples_from_record(r).value_or_throw()) examples.push_back(std::move(e));
+  DatasetSource source(examples, 7);
+  for (std::int64_t step : {0, 1, 5}) {
+    auto whole = source.fetch(step, 0, 1, 12).value_or_throw();
+    std::vector<Example> joined;
+    for (int rank = 0; rank < 3; ++rank)
+      for (auto& e : source.fetch(step, rank, 3, 4).value_or_throw()) joined.push_back(std::move(e));
+    EXPECT_EQ(joined, whole) << "step " << step;
+  }
+  EXPECT_NE(source.fetch(0, 0, 1, 12).value_or_throw(), source.fetch(1, 0, 1, 12).value_or_throw());
+  EXPECT_FALSE(source.fetch(0, 2, 2, 4).ok());
+  EXPECT_TRUE(source.status().value_or_throw().fixed);
+}
+
+}  // namespace
+}  // namespace chessrl::train

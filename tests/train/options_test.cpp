@@ -1,0 +1,118 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "chessrl/train/distributed.h"
+#include "chessrl/train/trainer.h"
+
+namespace chessrl::train {
+namespace {
+
+GetEnv env_of(std::map<std::string, std::string> vars) {
+  return [vars](const char* name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(Distributed, HostnameOrdinal) {
+  EXPECT_EQ(hostname_ordinal("chess-rl-trainer-2").value_or_throw(), 2);
+  EXPECT_EQ(hostname_ordinal("trainer-0").value_or_throw(), 0);
+  EXPECT_FALSE(hostname_ordinal("laptop").ok());
+  EXPECT_FALSE(hostname_ordinal("trainer-").ok());
+  EXPECT_FALSE(hostname_ordinal("trainer-x1").ok());
+}
+
+TEST(Distributed, TorchrunVariablesWin) {
+  auto d = distributed_from_env({}, env_of({{"RANK", "1"}, {"WORLD_SIZE", "4"},
+                                           {"MASTER_ADDR", "chess-rl-trainer-0.trainer"},
+                                           {"MASTER_PORT", "29600"}}),
+                                "chess-rl-trainer-3")
+               .value_or_throw();
+  EXPECT_EQ(d.rank, 1);
+  EXPECT_EQ(d.world_size, 4);
+  EXPECT_EQ(d.master_addr, "chess-rl-trainer-0.trainer");
+  EXPECT_EQ(d.master_port, 29600);
+}
+
+TEST(Distributed, RankFromTheHostnameWhenRankIsMissing) {
+  auto d = distributed_from_env({}, env_of({{"WORLD_SIZE", "4"}}), "chess-rl-trainer-3").value_or_throw();
+  EXPECT_EQ(d.rank, 3);
+  // A world of one needs no rank at all, whatever the hostname.
+  auto one = distributed_from_env({}, env_of({}), "laptop").value_or_throw();
+  EXPECT_EQ(one.rank, 0);
+  EXPECT_EQ(one.world_size, 1);
+}
+
+TEST(Distributed, BadValuesAreNamed) {
+  auto expect_error = [](std::map<std::string, std::string> vars, const std::string& host,
+                         const std::string& needle) {
+    auto d = distributed_from_env({}, env_of(vars), host);
+    ASSERT_FALSE(d.ok()) << needle;
+    EXPECT_NE(d.error().find(needle), std::string::npos) << d.error();
+  };
+  expect_error({{"RANK", "5"}, {"WORLD_SIZE", "2"}}, "h", "rank 5 is outside [0, 2)");
+  expect_error({{"RANK", "x"}, {"WORLD_SIZE", "2"}}, "h", "RANK='x' is not an integer");
+  expect_error({{"WORLD_SIZE", "0"}}, "h", "WORLD_SIZE=0");
+  expect_error({{"WORLD_SIZE", "3"}}, "laptop", "RANK is not set");
+  expect_error({{"MASTER_PORT", "70000"}}, "h", "MASTER_PORT=70000");
+  expect_error({{"WORLD_SIZE", "3"}}, "chess-rl-trainer-7", "rank 7 is outside [0, 3)");
+}
+
+TEST(TrainerOptions, DefaultsAreValidAndBadFieldsAreNamed) {
+  TrainerOptions o;
+  EXPECT_TRUE(o.validate().ok());
+  auto expect_bad = [](auto mutate, const std::string& field) {
+    TrainerOptions t;
+    mutate(t);
+    auto r = t.validate();
+    ASSERT_FALSE(r.ok()) << field;
+    EXPECT_NE(r.error().find(field), std::string::npos) << r.error();
+  };
+  expect_bad([](TrainerOptions& t) { t.batch_size = 0; }, "batch_size");
+  expect_bad([](TrainerOptions& t) { t.accumulate = 3; }, "accumulate");
+  expect_bad([](TrainerOptions& t) { t.lr = 0; }, "lr");
+  expect_bad([](TrainerOptions& t) { t.momentum = 1; }, "momentum");
+  expect_bad([](TrainerOptions& t) { t.device = "tpu"; }, "device");
+  expect_bad([](TrainerOptions& t) { t.max_reuse = -1; }, "max_reuse");
+  expect_bad([](TrainerOptions& t) { t.network.blocks = 0; }, "network");
+  expect_bad([](TrainerOptions& t) { t.checkpoint_every = 0; }, "checkpoint_every");
+  EXPECT_FALSE(parse_optimizer("adam").ok());
+  EXPECT_EQ(parse_optimizer("adamw").value_or_throw(), OptimizerKind::kAdamW);
+  EXPECT_EQ(parse_schedule("cosine").value_or_throw(), ScheduleKind::kCosine);
+  EXPECT_FALSE(parse_schedule("linear").ok());
+}
+
+TEST(TrainerOptions, LearningRateSchedules) {
+  TrainerOptions o;
+  o.lr = 0.1;
+  EXPECT_DOUBLE_EQ(learning_rate(o, 0), 0.1);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 12345), 0.1);
+  o.warmup_steps = 10;
+  EXPECT_DOUBLE_EQ(learning_rate(o, 0), 0.01);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 4), 0.05);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 10), 0.1);
+  o.schedule = ScheduleKind::kCosine;
+  o.steps = 110;
+  o.lr_min_factor = 0.1;
+  EXPECT_DOUBLE_EQ(learning_rate(o, 10), 0.1);
+  EXPECT_NEAR(learning_rate(o, 60), 0.1 * (0.1 + 0.9 * 0.5), 1e-12);
+  EXPECT_NEAR(learning_rate(o, 110), 0.01, 1e-12);
+  EXPECT_NEAR(learning_rate(o, 500), 0.01, 1e-12);
+  o.schedule = ScheduleKind::kStep;
+  o.warmup_steps = 0;
+  o.decay_every = 100;
+  o.decay_factor = 0.5;
+  EXPECT_DOUBLE_EQ(learning_rate(o, 99), 0.1);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 100), 0.05);
+  EXPECT_DOUBLE_EQ(learning_rate(o, 250), 0.025);
+}
+
+TEST(Checkpoints, PathsSortByStep) {
+  EXPECT_EQ(checkpoint_path("/d", 42), "/d/ckpt-0000000042.chrl");
+  EXPECT_EQ(latest_checkpoint("/nonexistent/chessrl").value_or_throw(), "");
+}
+
+}  // namespace
+}  // namespace chessrl::train

@@ -1,0 +1,249 @@
+// The training loop in one process, world of one: learning, checkpoints and
+// resume, stopping, the data gates. (Two ranks over Gloo as separate
+// processes: tests/services/trainer_test.cpp.)
+#include "chessrl/train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <mutex>
+
+#include "batch.h"
+#include "chessrl/nn/checkpoint.h"
+#include "records.h"
+
+namespace chessrl::train {
+namespace {
+
+std::vector<Example> record_examples(int games) {
+  std::vector<Example> out;
+  for (const auto& r : testing::play_records(games))
+    for (auto& e : examples_from_record(r).value_or_throw()) out.push_back(std::move(e));
+  return out;
+}
+
+const std::vector<Example>& small_data() {
+  static const std::vector<Example> data = record_examples(4);
+  return data;
+}
+
+TrainerOptions tiny_options() {
+  TrainerOptions o;
+  o.network = {.blocks = 2, .filters = 16, .se_ratio = 0, .value_channels = 8, .value_hidden = 32};
+  o.batch_size = 16;
+  o.threads = 1;
+  o.log_every = 0;
+  o.lr = 0.02;
+  o.prefetch_batches = 2;
+  return o;
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() /
+             ("chessrl-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+struct Quiet : TrainerCallbacks {
+  std::vector<StepReport> reports;
+  std::vector<std::string> lines;
+  Quiet() {
+    on_step = [this](const StepReport& r) { reports.push_back(r); };
+    log = [this](const std::string& l) { lines.push_back(l); };
+  }
+};
+
+TEST(Losses, CrossEntropiesAgainstSoftAndClassTargets) {
+  std::vector<Example> examples(2, small_data()[0]);
+  examples[1].result = -1;
+  Batch b = make_batch(examples);
+  auto policy = torch::zeros({2, nn::kPolicySize});
+  auto wdl = torch::zeros({2, 3});
+  LossTerms l = compute_losses(policy, wdl, b);
+  // Uniform logits: cross-entropy log(4672) and log(3), whatever the targets.
+  EXPECT_NEAR(l.policy.item<double>(), std::log(double(nn::kPolicySize)), 1e-4);
+  EXPECT_NEAR(l.value.item<double>(), std::log(3.0), 1e-5);
+  EXPECT_EQ(b.wdl[1].item<std::int64_t>(), 2);
+  // A confident correct value head costs almost nothing.
+  wdl[0][b.wdl[0].item<std::int64_t>()] = 30;
+  wdl[1][2] = 30;
+  EXPECT_LT(compute_losses(policy, wdl, b).value.item<double>(), 1e-6);
+}
+
+// Item 10: on a fixed small data set of self-play records, the loss falls.
+TEST(Trainer, LossFallsOnAFixedSetOfSelfPlayRecords) {
+  DatasetSource source(small_data(), 3);
+  TrainerOptions o = tiny_options();
+  o.steps = 60;
+  o.optimizer = OptimizerKind::kAdamW;
+  o.lr = 3e-3;
+  Quiet cb;
+  std::atomic<bool> stop{false};
+  auto summary = train(o, {}, source, cb, stop);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  ASSERT_EQ(cb.reports.size(), 60u);
+  auto mean = [&](std::size_t from, std::size_t to, auto field) {
+    double s = 0;
+    for (std::size_t i = from; i < to; ++i) s += cb.reports[i].*field;
+    return s / double(to - from);
+  };
+  const double first = mean(0, 5, &StepReport::total_loss);
+  const double last = mean(55, 60, &StepReport::total_loss);
+  std::printf("%zu examples: total loss %.3f -> %.3f, policy %.3f -> %.3f, value %.3f -> %.3f\n",
+              small_data().size(), first, last, mean(0, 5, &StepReport::policy_loss),
+              mean(55, 60, &StepReport::policy_loss), mean(0, 5, &StepReport::value_loss),
+              mean(55, 60, &StepReport::value_loss));
+  EXPECT_LT(last, 0.7 * first);
+  EXPECT_LT(mean(55, 60, &StepReport::policy_loss), mean(0, 5, &StepReport::policy_loss));
+  EXPECT_LT(mean(55, 60, &StepReport::value_loss), mean(0, 5, &StepReport::value_loss));
+  EXPECT_EQ(summary->samples_total, 60u * 16u);
+}
+
+TEST(Trainer, ResumedRunEndsBitIdenticalToAStraightOne) {
+  TempDir straight_dir("straight"), resumed_dir("resumed");
+  TrainerOptions o = tiny_options();
+  o.accumulate = 2;
+  o.clip_norm = 5;
+  o.schedule = ScheduleKind::kCosine;
+  o.warmup_steps = 2;
+  o.schedule_steps = 8;  // not --steps, which differs between the two halves
+  o.steps = 8;
+  o.checkpoint_every = 3;
+  std::atomic<bool> stop{false};
+  o.checkpoint_dir = straight_dir.path.string();
+  DatasetSource a(small_data(), 5);
+  Quiet cb_a;
+  auto straight = train(o, {}, a, cb_a, stop).value_or_throw();
+  EXPECT_EQ(straight.end_step, 8);
+  EXPECT_FALSE(straight.resumed);
+
+  o.checkpoint_dir = resumed_dir.path.string();
+  o.steps = 5;
+  DatasetSource b(small_data(), 5);
+  Quiet cb_b;
+  auto first = train(o, {}, b, cb_b, stop).value_or_throw();
+  EXPECT_EQ(first.end_step, 5);
+  EXPECT_EQ(first.last_checkpoint, checkpoint_path(o.checkpoint_dir, 5));
+  o.steps = 8;
+  Quiet cb_c;
+  auto second = train(o, {}, b, cb_c, stop).value_or_throw();
+  EXPECT_TRUE(second.resumed);
+  EXPECT_EQ(second.start_step, 5);
+  EXPECT_EQ(second.end_step, 8);
+  EXPECT_EQ(second.samples_total, 8u * 16u);
+  EXPECT_EQ(second.weights_hash, straight.weights_hash);
+  // The learning rate picked up the schedule where it was.
+  ASSERT_EQ(cb_c.reports.size(), 3u);
+  EXPECT_DOUBLE_EQ(cb_c.reports[0].lr, cb_a.reports[5].lr);
+  auto ckpt = nn::load_checkpoint_file(checkpoint_path(o.checkpoint_dir, 8)).value_or_throw();
+  EXPECT_EQ(ckpt.info.step, 8);
+  EXPECT_EQ(trainer_state(ckpt).value_or_throw().step, 8);
+  EXPECT_EQ(trainer_state(ckpt).value_or_throw().optimizer, "sgd");
+  // keep_checkpoints 3: steps 3 and 5 and 6 and 8 were written, 3 is gone.
+  EXPECT_FALSE(std::filesystem::exists(checkpoint_path(o.checkpoint_dir, 3)));
+  EXPECT_TRUE(std::filesystem::exists(checkpoint_path(o.checkpoint_dir, 5)));
+
+  // Another optimizer or architecture is refused, naming the mismatch.
+  TrainerOptions adam = o;
+  adam.optimizer = OptimizerKind::kAdamW;
+  adam.steps = 9;
+  auto refused = train(adam, {}, b, cb_c, stop);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("sgd"), std::string::npos) << refused.error();
+  TrainerOptions bigger = o;
+  bigger.network.filters = 32;
+  bigger.steps = 9;
+  auto wrong_net = train(bigger, {}, b, cb_c, stop);
+  ASSERT_FALSE(wrong_net.ok());
+  EXPECT_NE(wrong_net.error().find("2x32"), std::string::npos) << wrong_net.error();
+}
+
+TEST(Trainer, StopWritesACheckpointAtTheStepReached) {
+  TempDir dir("stop");
+  TrainerOptions o = tiny_options();
+  o.checkpoint_dir = dir.path.string();
+  o.checkpoint_every = 1000;
+  std::atomic<bool> stop{false};
+  DatasetSource source(small_data(), 1);
+  Quiet cb;
+  cb.on_step = [&](const StepReport& r) {
+    if (r.step == 3) stop = true;
+  };
+  auto s = train(o, {}, source, cb, stop).value_or_throw();
+  EXPECT_EQ(s.end_step, 3);
+  EXPECT_EQ(s.last_checkpoint, checkpoint_path(o.checkpoint_dir, 3));
+  EXPECT_TRUE(std::filesystem::exists(s.last_checkpoint));
+}
+
+// A source that grows like a replay window: `stored` positions, not fixed.
+class GrowingSource : public ExampleSource {
+ public:
+  explicit GrowingSource(std::uint64_t stored) : data_(small_data(), 9), stored_(stored) {}
+  Result<std::vector<Example>> fetch(std::int64_t step, int rank, int world, int count) override {
+    return data_.fetch(step, rank, world, count);
+  }
+  Result<DataStatus> status() override {
+    std::lock_guard lock(mu_);
+    ++status_calls;
+    return DataStatus{stored_, stored_, false};
+  }
+  void set_stored(std::uint64_t n) {
+    std::lock_guard lock(mu_);
+    stored_ = n;
+  }
+  int status_calls = 0;
+
+ private:
+  DatasetSource data_;
+  std::mutex mu_;
+  std::uint64_t stored_;
+};
+
+TEST(Trainer, MinimumWindowHoldsTrainingBack) {
+  GrowingSource source(100);
+  TrainerOptions o = tiny_options();
+  o.min_window = 1000;
+  o.steps = 2;
+  std::atomic<bool> stop{false};
+  Quiet cb;
+  std::vector<std::string> pauses;
+  cb.on_pause = [&](bool paused, const std::string& why) {
+    pauses.push_back(why);
+    if (paused) source.set_stored(1000);  // self-play catches up
+  };
+  auto s = train(o, {}, source, cb, stop).value_or_throw();
+  EXPECT_EQ(s.end_step, 2);
+  ASSERT_EQ(pauses.size(), 2u);  // paused, then resumed
+  EXPECT_NE(pauses[0].find("min_window 1000"), std::string::npos) << pauses[0];
+  EXPECT_EQ(pauses[1], "");
+}
+
+TEST(Trainer, ReuseCapPausesUntilSelfPlayCatchesUp) {
+  // 64 positions stored, reuse 2: 128 samples = 8 steps of 16, then a pause.
+  GrowingSource source(64);
+  TrainerOptions o = tiny_options();
+  o.max_reuse = 2;
+  std::atomic<bool> stop{false};
+  Quiet cb;
+  std::int64_t paused_at = -1;
+  cb.on_step = [&](const StepReport& r) { cb.reports.push_back(r); };
+  cb.on_pause = [&](bool paused, const std::string& why) {
+    if (paused && paused_at < 0) {
+      paused_at = cb.reports.empty() ? 0 : cb.reports.back().step;
+      EXPECT_NE(why.find("max_reuse"), std::string::npos) << why;
+      source.set_stored(96);  // 64 more samples allowed: 4 more steps
+    } else if (paused) {
+      stop = true;
+    }
+  };
+  auto s = train(o, {}, source, cb, stop).value_or_throw();
+  EXPECT_EQ(paused_at, 8);
+  EXPECT_EQ(s.end_step, 12);
+}
+
+}  // namespace
+}  // namespace chessrl::train
