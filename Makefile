@@ -6,7 +6,7 @@ JOBS   ?= $(shell nproc)
 BUILD  := build/$(PRESET)
 CHESSRL := $(BUILD)/tools/chessrl/chessrl
 
-.PHONY: all deps configure build test unit run bench bench-nn bench-selfplay bench-replay format clean
+.PHONY: all deps configure build test unit run bench bench-nn bench-selfplay bench-replay bench-train format clean
 
 all: build
 
@@ -42,6 +42,9 @@ bench-selfplay: build
 
 bench-replay: build
 	@$(CHESSRL) bench replay --repeat 5
+
+bench-train: build
+	@$(CHESSRL) bench train
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -52,12 +52,12 @@ TEST(Distributed, BadValuesAreNamed) {
     ASSERT_FALSE(d.ok()) << needle;
     EXPECT_NE(d.error().find(needle), std::string::npos) << d.error();
   };
-  expect_error({{"RANK", "5"}, {"WORLD_SIZE", "2"}}, "h", "rank 5 is outside [0, 2)");
+  expect_error({{"RANK", "5"}, {"WORLD_SIZE", "2"}}, "h", "RANK=5: rank 5 is outside [0, 2)");
   expect_error({{"RANK", "x"}, {"WORLD_SIZE", "2"}}, "h", "RANK='x' is not an integer");
   expect_error({{"WORLD_SIZE", "0"}}, "h", "WORLD_SIZE=0");
   expect_error({{"WORLD_SIZE", "3"}}, "laptop", "RANK is not set");
   expect_error({{"MASTER_PORT", "70000"}}, "h", "MASTER_PORT=70000");
-  expect_error({{"WORLD_SIZE", "3"}}, "chess-rl-trainer-7", "rank 7 is outside [0, 3)");
+  expect_error({{"WORLD_SIZE", "3"}}, "chess-rl-trainer-7", "hostname 'chess-rl-trainer-7'");
 }
 
 TEST(TrainerOptions, DefaultsAreValidAndBadFieldsAreNamed) {

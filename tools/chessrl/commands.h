@@ -14,5 +14,8 @@ void add_selfplay_command(CLI::App& app);
 void add_bench_selfplay_command(CLI::App& bench);
 // `bench replay`, under the bench command (built with CHESSRL_SERVICES only).
 void add_bench_replay_command(CLI::App& bench);
+// `bench train`, under the bench command: data-parallel training throughput
+// (it also runs as one of its own worker ranks).
+void add_bench_train_command(CLI::App& bench);
 
 }  // namespace chessrl::tool

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   chessrl::tool::add_perft_command(app);
   chessrl::tool::add_bench_command(app);
+  chessrl::tool::add_bench_train_command(*app.get_subcommand("bench"));
   chessrl::tool::add_uci_command(app);
   chessrl::tool::add_selfplay_command(app);
   try {

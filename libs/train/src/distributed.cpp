@@ -53,18 +53,21 @@ Result<DistributedConfig> distributed_from_env(DistributedConfig base, const Get
     if (*v < 1 || *v > 65536) return fail("WORLD_SIZE=" + *w + " is outside 1..65536");
     base.world_size = int(*v);
   }
+  std::string rank_from = "rank";
   if (auto r = env("RANK")) {
     auto v = parse_int("RANK", *r);
     if (!v) return fail(v.error());
     base.rank = int(std::clamp<long long>(*v, INT_MIN, INT_MAX));
+    rank_from = "RANK=" + *r + ":";
   } else if (base.world_size > 1) {
     auto ordinal = hostname_ordinal(hostname);
     if (!ordinal) return fail("RANK is not set and " + ordinal.error());
     base.rank = *ordinal;
+    rank_from = "rank " + std::to_string(base.rank) + " (the ordinal of hostname '" + hostname + "'):";
   }
   if (base.rank < 0 || base.rank >= base.world_size)
-    return fail("rank " + std::to_string(base.rank) + " is outside [0, " +
-                std::to_string(base.world_size) + ") (WORLD_SIZE " +
+    return fail(rank_from + " rank " + std::to_string(base.rank) + " is outside [0, " +
+                std::to_string(base.world_size) + ") (WORLD_SIZE=" +
                 std::to_string(base.world_size) + ")");
   if (auto a = env("MASTER_ADDR")) {
     if (a->empty()) return fail("MASTER_ADDR is empty");

@@ -5,6 +5,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/optim/adamw.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -586,7 +589,9 @@ Result<void> Run::check_hash() {
 }
 
 Result<void> Run::write_checkpoint() {
-  if (d_.rank != 0 || o_.checkpoint_dir.empty() || last_checkpoint_step_ == step_) return {};
+  // Step 0 is the seed's weights: nothing worth a file.
+  if (d_.rank != 0 || o_.checkpoint_dir.empty() || last_checkpoint_step_ == step_ || step_ == 0)
+    return {};
   const std::string path = checkpoint_path(o_.checkpoint_dir, step_);
   if (auto r = nn::save_checkpoint_file(snapshot(), path); !r) return r;
   last_checkpoint_step_ = step_;
@@ -742,6 +747,15 @@ Result<TrainSummary> Run::run() {
 Result<TrainSummary> train(const TrainerOptions& options, const DistributedConfig& distributed,
                            ExampleSource& source, const TrainerCallbacks& callbacks,
                            const std::atomic<bool>& stop) {
+  // glibc's malloc hands the step's multi-megabyte activation buffers back to
+  // the kernel (mmap threshold, heap trimming) and faults them in again on the
+  // next step: that halved training speed against PyTorch from Python (see
+  // docs/benchmarks.md). Keep them in the heap (32 MiB is mallopt's maximum).
+  static std::once_flag malloc_tuned;
+  std::call_once(malloc_tuned, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  });
   try {
     Run run(options, distributed, source, callbacks, stop);
     return run.run();

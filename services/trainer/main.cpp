@@ -1,0 +1,415 @@
+// chessrl-trainer: data-parallel training (one process per rank; Gloo on CPU,
+// NCCL on CUDA) on positions sampled from the replay service, or on a fixed
+// data set of self-play records (--data). Rank 0 checkpoints and publishes
+// model versions to the registry. Options come from flags, CHESSRL_* variables
+// and a YAML --config file (flag > env > file > default); the rank and world
+// from RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (or the pod's hostname).
+//
+// On success it prints one JSON line on stdout (rank, world_size, start_step,
+// end_step, resumed, samples_total, weights_hash, checkpoint, seconds) and
+// exits 0; SIGTERM or SIGINT ends training at the next step with a checkpoint.
+// Logs go to stderr.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include <CLI/CLI.hpp>
+
+#include "chessrl/config/config.h"
+#include "chessrl/core/error.h"
+#include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/registry.h"
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/network_config.h"
+#include "chessrl/rpc/clients.h"
+#include "chessrl/train/distributed.h"
+#include "chessrl/train/example.h"
+#include "chessrl/train/source.h"
+#include "chessrl/train/trainer.h"
+#include "replay_source.h"
+#include "trainer_metrics.h"
+
+namespace {
+
+namespace train = chessrl::train;
+
+struct Settings {
+  std::string replay = "127.0.0.1:50051";
+  std::string registry;  // empty: --replay
+  std::string data;
+  std::uint32_t max_sample = 16384;
+  std::string metrics_listen = "0.0.0.0:9100";
+  std::string net = "6x64";
+  std::string optimizer = "sgd";
+  std::string schedule = "constant";
+  int bucket_mb = 4;
+  int rpc_deadline_s = 60;
+  train::TrainerOptions options;
+  train::DistributedConfig distributed;
+  int rendezvous_timeout_s = 300;
+  int collective_timeout_s = 600;
+};
+
+void add_options(CLI::App& app, Settings& s) {
+  train::TrainerOptions& o = s.options;
+  o.checkpoint_dir = "checkpoints";
+
+  // Where data comes from, where models go.
+  app.add_option("--replay", s.replay, "replay service address (host:port)")
+      ->capture_default_str();
+  app.add_option("--registry", s.registry,
+                 "model registry address (host:port); default: --replay, or none with --data");
+  app.add_option("--data", s.data,
+                 "train on a fixed data set instead of the replay service: a self-play records "
+                 "file (JSON Lines) or a directory of *.jsonl files");
+  app.add_option("--max-sample", s.max_sample, "most positions per Sample call")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("--metrics-listen", s.metrics_listen,
+                 "/metrics and /healthz address; \"\" or \"off\" disables")
+      ->capture_default_str();
+
+  // The network and the device.
+  app.add_option("--net", s.net, "network: BLOCKSxFILTERS, optionally -seR (\"10x128-se4\")")
+      ->capture_default_str();
+  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (CUDA when present)")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "LibTorch intra-op threads (0: its default)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+
+  // Batches and steps.
+  app.add_option("--batch-size", o.batch_size, "examples per rank per optimizer step")
+      ->capture_default_str();
+  app.add_option("--accumulate", o.accumulate,
+                 "micro-batches per step (the batch size must be divisible by it)")
+      ->capture_default_str();
+  app.add_option("--steps", o.steps, "stop after this many steps (0: until stopped)")
+      ->capture_default_str();
+
+  // The optimizer and its schedule.
+  app.add_option("--optimizer", s.optimizer, "sgd (Nesterov momentum) or adamw")
+      ->check(CLI::IsMember({"sgd", "adamw"}))
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate")->capture_default_str();
+  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay,
+                 "SGD: L2 added to the gradient; AdamW: decoupled weight decay")
+      ->capture_default_str();
+  app.add_option("--schedule", s.schedule, "learning-rate schedule: constant, cosine or step")
+      ->check(CLI::IsMember({"constant", "cosine", "step"}))
+      ->capture_default_str();
+  app.add_option("--warmup-steps", o.warmup_steps, "linear warm-up from 0 over these steps")
+      ->capture_default_str();
+  app.add_option("--schedule-steps", o.schedule_steps, "cosine: steps to decay over (0: --steps)")
+      ->capture_default_str();
+  app.add_option("--lr-min-factor", o.lr_min_factor, "cosine: the final lr is lr * this")
+      ->capture_default_str();
+  app.add_option("--decay-every", o.decay_every, "step: multiply the lr by --decay-factor every N steps")
+      ->capture_default_str();
+  app.add_option("--decay-factor", o.decay_factor, "step: the factor")->capture_default_str();
+
+  // Losses and numerics.
+  app.add_option("--value-loss-weight", o.value_loss_weight, "total loss = policy + weight * value")
+      ->capture_default_str();
+  app.add_option("--clip-norm", o.clip_norm, "clip gradients to this global norm (0: off)")
+      ->capture_default_str();
+  app.add_option("--mixed-precision", o.mixed_precision,
+                 "CUDA only: bf16 autocast and TF32 (true/false)")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the initial weights and of --data's sampling")
+      ->capture_default_str();
+
+  // Checkpoints and publishing.
+  app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                 "checkpoints go here, and training resumes from the latest one (\"\": none)")
+      ->capture_default_str();
+  app.add_option("--checkpoint-every", o.checkpoint_every, "steps between checkpoints")
+      ->capture_default_str();
+  app.add_option("--keep-checkpoints", o.keep_checkpoints, "checkpoints kept (older ones deleted)")
+      ->capture_default_str();
+  app.add_option("--init-checkpoint", o.init_checkpoint,
+                 "start from these weights when --checkpoint-dir holds no checkpoint");
+  app.add_option("--publish-every", o.publish_every,
+                 "rank 0 publishes a model version every N steps (0: never)")
+      ->capture_default_str();
+
+  // Gates.
+  app.add_option("--min-window", o.min_window,
+                 "positions the replay window must hold before training starts")
+      ->capture_default_str();
+  app.add_option("--max-reuse", o.max_reuse,
+                 "pause while samples trained / positions stored exceeds this (0: no cap)")
+      ->capture_default_str();
+
+  // The pipeline and the all-reduce.
+  app.add_option("--prefetch-batches", o.prefetch_batches, "ready batches queued per rank")
+      ->capture_default_str();
+  app.add_option("--bucket-mb", s.bucket_mb, "gradient all-reduce bucket size (MiB)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--overlap", o.overlap, "all-reduce buckets while backward runs (true/false)")
+      ->capture_default_str();
+  app.add_option("--hash-every", o.hash_every,
+                 "check that every rank holds the same weights every N steps (0: off)")
+      ->capture_default_str();
+  app.add_option("--log-every", o.log_every, "a progress line every N steps (0: never)")
+      ->capture_default_str();
+
+  // Rendezvous defaults (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT override).
+  app.add_option("--master-addr", s.distributed.master_addr,
+                 "rendezvous host when MASTER_ADDR is not set")
+      ->capture_default_str();
+  app.add_option("--master-port", s.distributed.master_port,
+                 "rendezvous port when MASTER_PORT is not set")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  app.add_option("--rendezvous-timeout", s.rendezvous_timeout_s,
+                 "seconds to wait for every rank to join")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  app.add_option("--collective-timeout", s.collective_timeout_s,
+                 "seconds one collective may block (a dead peer) before the rank fails")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+}
+
+std::string json_escape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+// Fills in what the options name as text; the message names the option.
+chessrl::Result<void> resolve(Settings& s) {
+  auto net = chessrl::nn::parse_network_name(s.net);
+  if (!net.ok()) return chessrl::fail("--net " + s.net + ": " + net.error());
+  s.options.network = *net;
+  auto optimizer = train::parse_optimizer(s.optimizer);
+  if (!optimizer.ok()) return chessrl::fail("--optimizer: " + optimizer.error());
+  s.options.optimizer = *optimizer;
+  auto schedule = train::parse_schedule(s.schedule);
+  if (!schedule.ok()) return chessrl::fail("--schedule: " + schedule.error());
+  s.options.schedule = *schedule;
+  s.options.bucket_bytes = static_cast<std::size_t>(s.bucket_mb) << 20;
+  if (auto valid = s.options.validate(); !valid.ok()) return valid;
+  s.distributed.rendezvous_timeout = std::chrono::seconds(s.rendezvous_timeout_s);
+  s.distributed.collective_timeout = std::chrono::seconds(s.collective_timeout_s);
+  return {};
+}
+
+// Set by SIGTERM / SIGINT; train() stops at the next step.
+std::atomic<bool> g_stop{false};
+
+// For the few threads libraries start before main() (OpenBLAS's pool), which
+// do not block the signals: a handler instead of the default (terminate).
+// Async-signal-safe: a lock-free atomic and write(2).
+void on_stop_signal(int signal) {
+  if (g_stop.exchange(true)) return;
+  static const char kTerm[] = "chessrl-trainer: SIGTERM: stopping after this step\n";
+  static const char kInt[] = "chessrl-trainer: SIGINT: stopping after this step\n";
+  if (signal == SIGTERM) {
+    (void)!::write(STDERR_FILENO, kTerm, sizeof kTerm - 1);
+  } else {
+    (void)!::write(STDERR_FILENO, kInt, sizeof kInt - 1);
+  }
+}
+
+void install_stop_handler() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+// SIGTERM and SIGINT, blocked in every thread started from here on (the
+// trainer's, gRPC's, the metrics server's), taken by one sigwait thread that
+// sets g_stop. Constructed before run() starts any other thread.
+class SignalWatcher {
+ public:
+  SignalWatcher() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGTERM);
+    sigaddset(&signals_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~SignalWatcher() {
+    done_ = true;
+    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait; taken there
+    thread_.join();
+  }
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  void run() {
+    for (;;) {
+      int signal = 0;
+      if (sigwait(&signals_, &signal) != 0) continue;
+      if (done_) return;
+      const char* name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+      if (g_stop.exchange(true)) {
+        std::fprintf(stderr, "chessrl-trainer: %s again: already stopping\n", name);
+      } else {
+        std::fprintf(stderr,
+                     "chessrl-trainer: %s: stopping after this step (a checkpoint is written)\n",
+                     name);
+      }
+    }
+  }
+
+  std::atomic<bool> done_{false};
+  sigset_t signals_{};
+  std::thread thread_;
+};
+
+int run(Settings& s, const train::DistributedConfig& dist) {
+  SignalWatcher signals;
+
+  const int rank = dist.rank;
+  auto log = [rank](const std::string& line) {
+    std::fprintf(stderr, "chessrl-trainer[%d]: %s\n", rank, line.c_str());
+  };
+
+  chessrl::metrics::Registry registry;
+  chessrl::metrics::add_build_info(registry);
+  chessrl::trainer::TrainerMetrics metrics(registry, rank, dist.world_size);
+  std::unique_ptr<chessrl::metrics::Exposer> exposer;
+  if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
+    exposer = std::make_unique<chessrl::metrics::Exposer>(registry, s.metrics_listen,
+                                                          [] { return std::string(); });
+    log("metrics on port " + std::to_string(exposer->port()));
+  }
+
+  chessrl::rpc::ClientOptions client_options;
+  client_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
+
+  // The data.
+  std::unique_ptr<train::ExampleSource> source;
+  if (!s.data.empty()) {
+    auto examples = train::load_examples(s.data);
+    if (!examples.ok()) throw chessrl::Error("--data: " + examples.error());
+    if (examples->empty()) throw chessrl::Error("--data " + s.data + ": no positions in it");
+    log("training on " + std::to_string(examples->size()) + " positions from " + s.data);
+    source = std::make_unique<train::DatasetSource>(std::move(examples).value(), s.options.seed);
+  } else {
+    client_options.address = s.replay;
+    auto client = std::make_shared<chessrl::rpc::ReplayClient>(client_options);
+    source = std::make_unique<chessrl::trainer::ReplaySource>(std::move(client), s.max_sample);
+    log("training on positions sampled from the replay service at " + s.replay);
+  }
+
+  // Where models go (rank 0 only).
+  std::unique_ptr<chessrl::rpc::ModelRegistryClient> models;
+  std::string registry_address = s.registry;
+  if (registry_address.empty() && s.data.empty()) registry_address = s.replay;
+  if (rank == 0 && !registry_address.empty() && s.options.publish_every > 0) {
+    client_options.address = registry_address;
+    models = std::make_unique<chessrl::rpc::ModelRegistryClient>(client_options);
+    log("publishing a model version every " + std::to_string(s.options.publish_every) +
+        " steps to " + registry_address);
+  }
+
+  train::TrainerCallbacks callbacks;
+  callbacks.log = log;
+  callbacks.on_step = [&metrics](const train::StepReport& report) { metrics.on_step(report); };
+  // train() logs pauses, resumes and publishes itself.
+  callbacks.on_pause = [&metrics](bool paused, const std::string&) { metrics.on_pause(paused); };
+  if (models) {
+    const std::string network = s.options.network.name();
+    callbacks.publish = [&models, &metrics, network](
+                            const chessrl::nn::Checkpoint& checkpoint)
+        -> chessrl::Result<std::uint64_t> {
+      auto latest = models->latest();
+      if (!latest.ok()) return chessrl::fail("publish: " + latest.error());
+      const std::uint64_t version = (latest->has_value() ? (*latest)->version() : 0) + 1;
+      chessrl::nn::Checkpoint versioned = checkpoint;
+      versioned.info.version = static_cast<std::int64_t>(version);
+      const std::string blob = chessrl::nn::serialize_checkpoint(versioned);
+      chessrl::v1::ModelInfo info;
+      info.set_version(version);
+      info.set_step(static_cast<std::uint64_t>(checkpoint.info.step));
+      (*info.mutable_metadata())["network"] = network;
+      (*info.mutable_metadata())["producer"] = "chessrl-trainer";
+      (*info.mutable_metadata())["step"] = std::to_string(checkpoint.info.step);
+      auto published = models->publish(info, blob);
+      if (!published.ok()) return chessrl::fail("publish: " + published.error());
+      metrics.on_publish(version);
+      return version;
+    };
+  }
+
+  auto summary = train::train(s.options, dist, *source, callbacks, g_stop);
+  if (!summary.ok()) throw chessrl::Error(summary.error());
+  const train::TrainSummary& r = *summary;
+  std::printf(
+      "{\"rank\":%d,\"world_size\":%d,\"start_step\":%lld,\"end_step\":%lld,\"resumed\":%s,"
+      "\"samples_total\":%llu,\"weights_hash\":\"%016llx\",\"checkpoint\":\"%s\","
+      "\"seconds\":%.3f}\n",
+      rank, dist.world_size, static_cast<long long>(r.start_step),
+      static_cast<long long>(r.end_step), r.resumed ? "true" : "false",
+      static_cast<unsigned long long>(r.samples_total),
+      static_cast<unsigned long long>(r.weights_hash), json_escape(r.last_checkpoint).c_str(),
+      r.seconds);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  install_stop_handler();
+  CLI::App app{"chessrl-trainer: data-parallel training on self-play positions from the replay "
+               "service (or a fixed --data set); rank 0 checkpoints and publishes model versions"};
+  Settings settings;
+  add_options(app, settings);
+  chessrl::config::finish(app);
+  CLI11_PARSE(app, argc, argv);
+
+  if (auto resolved = resolve(settings); !resolved.ok()) {
+    std::fprintf(stderr, "chessrl-trainer: %s\n", resolved.error().c_str());
+    return 2;
+  }
+  auto dist = train::distributed_from_env(settings.distributed, train::process_env,
+                                          train::local_hostname());
+  if (!dist.ok()) {
+    std::fprintf(stderr, "chessrl-trainer: %s\n", dist.error().c_str());
+    return 2;
+  }
+  try {
+    return run(settings, *dist);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chessrl-trainer: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,62 @@
+#include "trainer_metrics.h"
+
+namespace chessrl::trainer {
+
+TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int world_size_value)
+    : steps_total(registry.counter("chessrl_trainer_steps_total",
+                                   "Optimizer steps taken by this process")),
+      samples_total(registry.counter("chessrl_trainer_samples_total",
+                                     "Examples trained on, all ranks, by steps this process took")),
+      policy_loss(registry.gauge("chessrl_trainer_loss", "Loss of the last step, averaged over ranks",
+                                 {{"head", "policy"}})),
+      value_loss(registry.gauge("chessrl_trainer_loss", "Loss of the last step, averaged over ranks",
+                                {{"head", "value"}})),
+      total_loss(registry.gauge("chessrl_trainer_loss", "Loss of the last step, averaged over ranks",
+                                {{"head", "total"}})),
+      step_seconds(registry.gauge("chessrl_trainer_step_seconds",
+                                  "Wall time of the last step, data wait included")),
+      step_seconds_total(registry.counter("chessrl_trainer_step_seconds_total",
+                                          "Wall time spent in steps")),
+      data_wait_seconds_total(registry.counter("chessrl_trainer_data_wait_seconds_total",
+                                               "Time steps waited for the prefetch queue")),
+      allreduce_seconds_total(
+          registry.counter("chessrl_trainer_allreduce_seconds_total",
+                           "Time steps waited for the gradient all-reduce after backward")),
+      samples_per_second(registry.gauge("chessrl_trainer_samples_per_second",
+                                        "Examples per second of the last step, all ranks")),
+      learning_rate(registry.gauge("chessrl_trainer_learning_rate",
+                                   "Learning rate of the last step")),
+      step(registry.gauge("chessrl_trainer_step", "Steps done (the checkpoint step reached)")),
+      paused(registry.gauge("chessrl_trainer_paused",
+                            "1 while training waits (minimum window, reuse cap), else 0")),
+      model_version(registry.gauge("chessrl_model_version",
+                                   "Model version this trainer last published (rank 0)")),
+      rank(registry.gauge("chessrl_trainer_rank", "This process's rank")),
+      world_size(registry.gauge("chessrl_trainer_world_size", "Ranks training together")) {
+  rank.set(rank_value);
+  world_size.set(world_size_value);
+}
+
+void TrainerMetrics::on_step(const train::StepReport& report) {
+  steps_total.inc();
+  if (report.samples > 0) samples_total.inc(static_cast<double>(report.samples));
+  policy_loss.set(report.policy_loss);
+  value_loss.set(report.value_loss);
+  total_loss.set(report.total_loss);
+  step_seconds.set(report.step_seconds);
+  if (report.step_seconds > 0) step_seconds_total.inc(report.step_seconds);
+  if (report.data_wait_seconds > 0) data_wait_seconds_total.inc(report.data_wait_seconds);
+  if (report.allreduce_seconds > 0) allreduce_seconds_total.inc(report.allreduce_seconds);
+  samples_per_second.set(report.samples_per_second);
+  learning_rate.set(report.lr);
+  step.set(static_cast<double>(report.step));
+  paused.set(0);
+}
+
+void TrainerMetrics::on_pause(bool is_paused) { paused.set(is_paused ? 1 : 0); }
+
+void TrainerMetrics::on_publish(std::uint64_t version) {
+  model_version.set(static_cast<double>(version));
+}
+
+}  // namespace chessrl::trainer

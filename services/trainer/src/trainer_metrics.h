@@ -1,0 +1,43 @@
+// TrainerMetrics: the trainer's Prometheus series (chessrl_trainer_*) and the
+// updates from the training loop's callbacks. Every rank keeps its own; the
+// losses, rates and totals a StepReport carries are already over all ranks.
+// Thread-safe (the series are atomics).
+#pragma once
+
+#include <cstdint>
+
+#include "chessrl/metrics/registry.h"
+#include "chessrl/train/trainer.h"
+
+namespace chessrl::trainer {
+
+class TrainerMetrics {
+ public:
+  TrainerMetrics(metrics::Registry& registry, int rank, int world_size);
+
+  // After every step (TrainerCallbacks::on_step).
+  void on_step(const train::StepReport& report);
+  // Training paused (minimum window, reuse cap) or resumed.
+  void on_pause(bool paused);
+  // Rank 0 published this model version.
+  void on_publish(std::uint64_t version);
+
+  metrics::Counter& steps_total;
+  metrics::Counter& samples_total;
+  metrics::Gauge& policy_loss;
+  metrics::Gauge& value_loss;
+  metrics::Gauge& total_loss;
+  metrics::Gauge& step_seconds;
+  metrics::Counter& step_seconds_total;
+  metrics::Counter& data_wait_seconds_total;
+  metrics::Counter& allreduce_seconds_total;
+  metrics::Gauge& samples_per_second;
+  metrics::Gauge& learning_rate;
+  metrics::Gauge& step;
+  metrics::Gauge& paused;
+  metrics::Gauge& model_version;
+  metrics::Gauge& rank;
+  metrics::Gauge& world_size;
+};
+
+}  // namespace chessrl::trainer

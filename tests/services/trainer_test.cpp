@@ -1,0 +1,618 @@
+// The chessrl-trainer binary, run as child processes on a small network
+// (2x16, CPU, one thread) over a fixed data set of self-play records that the
+// test plays first with the uniform fake backend:
+//   - two ranks over Gloo on loopback train the same weights as one rank with
+//     twice the batch in two accumulated halves;
+//   - a run stopped at step 4 and resumed to 8 ends bit-identical to a run of
+//     8; SIGTERM stops with a checkpoint at the step reached; after SIGKILL a
+//     restart resumes from the latest checkpoint;
+//   - against an in-process replay service: trains on sampled positions and
+//     publishes a model version; pauses (and serves /metrics saying so) while
+//     the window is below --min-window;
+//   - bad options and a bad RANK stop start-up with a message naming them.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "chessrl/metrics/registry.h"
+#include "chessrl/nn/backend.h"
+#include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/replay/memory_store.h"
+#include "chessrl/replay/redis_server.h"
+#include "chessrl/rpc/clients.h"
+#include "chessrl/selfplay/game_record.h"
+#include "chessrl/selfplay/game_runner.h"
+#include "chessrl/train/trainer.h"
+#include "replay_server.h"
+#include "service_test_util.h"
+
+extern char** environ;
+
+namespace chessrl::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A child process with stdout and stderr in files; killed (SIGKILL) and reaped
+// by the destructor if it is still running.
+class Child {
+ public:
+  Child() = default;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  Child(Child&& other) noexcept { *this = std::move(other); }
+  Child& operator=(Child&& other) noexcept {
+    std::swap(pid_, other.pid_);
+    out_ = std::move(other.out_);
+    err_ = std::move(other.err_);
+    return *this;
+  }
+  ~Child() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Starts `argv` (argv[0] a path) with the environment of this process minus
+  // the rank variables and CHESSRL_*, plus `env`.
+  static Child start(const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& env, const std::string& dir,
+                     const std::string& name) {
+    Child child;
+    child.out_ = dir + "/" + name + ".out";
+    child.err_ = dir + "/" + name + ".err";
+    std::vector<std::string> environment;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string entry = *e;
+      const std::string key = entry.substr(0, entry.find('='));
+      if (key == "RANK" || key == "WORLD_SIZE" || key == "MASTER_ADDR" || key == "MASTER_PORT" ||
+          key == "LOCAL_RANK" || key == "GLOO_SOCKET_IFNAME" || key.rfind("CHESSRL_", 0) == 0) {
+        continue;
+      }
+      environment.push_back(entry);
+    }
+    for (const auto& [key, value] : env) environment.push_back(key + "=" + value);
+    std::vector<char*> args, envp;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, child.out_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, child.err_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = -1;
+    const int spawned =
+        posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) throw Error(std::string("posix_spawn ") + argv[0] + ": " + std::strerror(spawned));
+    child.pid_ = pid;
+    return child;
+  }
+
+  // The exit code (128 + signal when killed by one), or nullopt when it is
+  // still running after `timeout`.
+  std::optional<int> wait(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      int status = 0;
+      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+      if (done == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  void signal(int sig) const { ::kill(pid_, sig); }
+  bool running() const { return pid_ > 0; }
+  std::string out() const { return slurp(out_); }
+  std::string err() const { return slurp(err_); }
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_, err_;
+};
+
+struct RunResult {
+  int code = -1;
+  std::string out, err;
+  Json summary;  // the JSON line on stdout (null when there is none)
+};
+
+Json parse_summary(const std::string& out) {
+  std::istringstream lines(out);
+  std::string last;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) last = line;
+  }
+  if (last.empty()) return Json();
+  return Json::parse(last, nullptr, /*allow_exceptions=*/false);
+}
+
+RunResult finish(Child& child, std::chrono::milliseconds timeout) {
+  RunResult r;
+  auto code = child.wait(timeout);
+  r.out = child.out();
+  r.err = child.err();
+  r.code = code ? *code : -1;  // the destructor kills it
+  r.summary = parse_summary(r.out);
+  return r;
+}
+
+std::string describe(const RunResult& r) {
+  return "exit " + std::to_string(r.code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+// Self-play records from the uniform fake backend: short games, quickly.
+void write_records(const std::string& path) {
+  selfplay::GameRunnerOptions o;
+  o.concurrent_games = 3;
+  o.threads = 1;
+  o.leaves_per_search = 4;
+  o.seed = 4242;
+  o.max_games = 5;
+  o.config.playouts = {.full_visits = 16, .reduced_visits = 8, .full_fraction = 0.5f};
+  o.config.max_plies = 60;
+  nn::BatchEvaluator evaluator(std::make_shared<nn::FakeBackend>(),
+                               {.max_batch = 64, .batch_timeout = std::chrono::microseconds(100)});
+  selfplay::GameRunner runner(evaluator, o);
+  std::ofstream out(path);
+  runner.run([&](selfplay::GameRecord&& r) { out << selfplay::to_json(r) << "\n"; });
+}
+
+class TrainerBinaryTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/chessrl-trainer-test-XXXXXX";
+    const char* made = ::mkdtemp(pattern);
+    ASSERT_NE(made, nullptr);
+    dir_ = new std::string(made);
+    records_ = new std::string(*dir_ + "/records.jsonl");
+    write_records(*records_);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    // CHESSRL_TRAINER_TEST_KEEP=1 keeps the records, logs and checkpoints.
+    if (std::getenv("CHESSRL_TRAINER_TEST_KEEP") == nullptr) {
+      fs::remove_all(*dir_, ignored);
+    } else {
+      std::printf("kept %s\n", dir_->c_str());
+    }
+    delete dir_;
+    delete records_;
+    dir_ = records_ = nullptr;
+  }
+
+  static const std::string& dir() { return *dir_; }
+
+  // The data set, a small network on one CPU thread, no metrics port.
+  static std::vector<std::string> base_args(std::vector<std::string> extra) {
+    std::vector<std::string> args = {CHESSRL_TRAINER_BINARY, "--data", *records_, "--net", "2x16",
+                                     "--device", "cpu", "--threads", "1", "--metrics-listen", "off",
+                                     "--log-every", "1", "--rendezvous-timeout", "60",
+                                     "--collective-timeout", "60"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  static Child start(const std::string& name, std::vector<std::string> extra,
+                     const std::map<std::string, std::string>& env = {}) {
+    return Child::start(base_args(std::move(extra)), env, dir(), name);
+  }
+
+  static RunResult run(const std::string& name, std::vector<std::string> extra,
+                       const std::map<std::string, std::string>& env = {},
+                       std::chrono::milliseconds timeout = 60s) {
+    Child child = start(name, std::move(extra), env);
+    return finish(child, timeout);
+  }
+
+  static std::string path(const std::string& name) { return dir() + "/" + name; }
+
+ private:
+  static std::string* dir_;
+  static std::string* records_;
+};
+
+std::string* TrainerBinaryTest::dir_ = nullptr;
+std::string* TrainerBinaryTest::records_ = nullptr;
+
+std::vector<float> floats(const nn::NamedTensor& t) {
+  std::vector<float> out(static_cast<std::size_t>(t.numel()));
+  std::memcpy(out.data(), t.data.data(), out.size() * sizeof(float));
+  return out;
+}
+
+// Steps of a checkpoint file (trainer_state).
+std::int64_t checkpoint_step(const std::string& file) {
+  auto checkpoint = nn::load_checkpoint_file(file);
+  if (!checkpoint.ok()) throw Error(checkpoint.error());
+  auto state = train::trainer_state(*checkpoint);
+  if (!state.ok()) throw Error(state.error());
+  return state->step;
+}
+
+// Waits until `dir` holds a checkpoint of at least `step`; its path, or "".
+std::string wait_for_checkpoint(const std::string& dir, std::int64_t step, Child& child,
+                                std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    // The trainer may delete an old checkpoint while it is read here
+    // (--keep-checkpoints): a failed read is tried again.
+    auto latest = train::latest_checkpoint(dir);
+    if (latest.ok() && !latest->empty()) {
+      auto checkpoint = nn::load_checkpoint_file(*latest);
+      if (checkpoint.ok()) {
+        auto state = train::trainer_state(*checkpoint);
+        if (state.ok() && state->step >= step) return *latest;
+      }
+    }
+    if (auto code = child.wait(0ms)) {
+      ADD_FAILURE() << "the trainer exited (" << *code << ") before a checkpoint of step " << step
+                    << ":\n"
+                    << child.err();
+      return "";
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return "";
+}
+
+TEST_F(TrainerBinaryTest, TwoRanksTrainTheSameWeightsAsOneRankWithTwiceTheBatch) {
+  const int port = replay::free_port();
+  const std::map<std::string, std::string> env0 = {{"RANK", "0"},
+                                                   {"WORLD_SIZE", "2"},
+                                                   {"MASTER_ADDR", "127.0.0.1"},
+                                                   {"MASTER_PORT", std::to_string(port)}};
+  auto env1 = env0;
+  env1["RANK"] = "1";
+  const std::vector<std::string> two = {"--batch-size", "8",   "--steps",          "4",
+                                        "--hash-every", "1",   "--checkpoint-dir", path("eq2"),
+                                        "--seed",       "7"};
+  Child rank0 = start("eq-rank0", two, env0);
+  Child rank1 = start("eq-rank1", two, env1);
+  const RunResult r0 = finish(rank0, 60s);
+  const RunResult r1 = finish(rank1, 60s);
+  ASSERT_EQ(r0.code, 0) << describe(r0) << "\nrank 1:\n" << describe(r1);
+  ASSERT_EQ(r1.code, 0) << describe(r1);
+  ASSERT_TRUE(r0.summary.is_object()) << r0.out;
+  ASSERT_TRUE(r1.summary.is_object()) << r1.out;
+  EXPECT_EQ(r0.summary["rank"], 0);
+  EXPECT_EQ(r1.summary["rank"], 1);
+  EXPECT_EQ(r0.summary["world_size"], 2);
+  EXPECT_EQ(r0.summary["end_step"], 4);
+  EXPECT_EQ(r0.summary["samples_total"], 64);  // 4 steps x 2 ranks x 8
+  EXPECT_EQ(r0.summary["weights_hash"], r1.summary["weights_hash"]);
+
+  const RunResult one = run("eq-one", {"--batch-size", "16", "--accumulate", "2", "--steps", "4",
+                                       "--checkpoint-dir", path("eq1"), "--seed", "7"});
+  ASSERT_EQ(one.code, 0) << describe(one);
+  EXPECT_EQ(one.summary["world_size"], 1);
+  EXPECT_EQ(one.summary["end_step"], 4);
+  EXPECT_EQ(one.summary["samples_total"], 64);
+
+  const std::string file2 = r0.summary["checkpoint"].get<std::string>();
+  const std::string file1 = one.summary["checkpoint"].get<std::string>();
+  ASSERT_FALSE(file2.empty());
+  ASSERT_FALSE(file1.empty());
+  auto a = nn::load_checkpoint_file(file2);
+  auto b = nn::load_checkpoint_file(file1);
+  ASSERT_TRUE(a.ok()) << a.error();
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_EQ(a->tensors.size(), b->tensors.size());
+  EXPECT_EQ(train::trainer_state(*a)->world_size, 2);
+
+  // Parameters: max |a - b| <= 1e-5 * (1 + |b|). Batch-norm running
+  // statistics differ by construction (averaged over 2 ranks vs updated twice
+  // by 2 micro-batches), so they are only checked to be finite.
+  double max_diff = 0, max_ratio = 0;
+  std::string worst;
+  int compared = 0, running = 0;
+  for (const auto& tb : b->tensors) {
+    const auto it = std::find_if(a->tensors.begin(), a->tensors.end(),
+                                 [&](const nn::NamedTensor& t) { return t.name == tb.name; });
+    ASSERT_NE(it, a->tensors.end()) << tb.name;
+    const nn::NamedTensor& ta = *it;
+    ASSERT_EQ(ta.shape, tb.shape) << tb.name;
+    ASSERT_EQ(ta.type, tb.type) << tb.name;
+    if (tb.type != nn::TensorType::kFloat32) continue;
+    const auto va = floats(ta), vb = floats(tb);
+    if (tb.name.find("running_") != std::string::npos ||
+        tb.name.find("num_batches") != std::string::npos) {
+      ++running;
+      for (std::size_t i = 0; i < va.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(va[i]) && std::isfinite(vb[i])) << tb.name << "[" << i << "]";
+      }
+      continue;
+    }
+    ++compared;
+    for (std::size_t i = 0; i < va.size(); ++i) {
+      const double d = std::fabs(double(va[i]) - double(vb[i]));
+      const double ratio = d / (1.0 + std::fabs(double(vb[i])));
+      if (d > max_diff) max_diff = d;
+      if (ratio > max_ratio) {
+        max_ratio = ratio;
+        worst = tb.name + "[" + std::to_string(i) + "]";
+      }
+    }
+  }
+  std::printf("equivalence: %d parameter tensors compared, %d running-stat tensors finite; "
+              "max |a-b| = %.3g, max |a-b|/(1+|b|) = %.3g (%s); tolerance 1e-5\n",
+              compared, running, max_diff, max_ratio, worst.c_str());
+  EXPECT_GT(compared, 0);
+  EXPECT_LE(max_ratio, 1e-5) << "worst at " << worst;
+}
+
+TEST_F(TrainerBinaryTest, AResumedRunEndsBitIdenticalToAnUninterruptedOne) {
+  const RunResult a = run("resume-a", {"--batch-size", "16", "--steps", "8", "--checkpoint-dir",
+                                       path("resume-a")});
+  ASSERT_EQ(a.code, 0) << describe(a);
+  EXPECT_EQ(a.summary["resumed"], false);
+  EXPECT_EQ(a.summary["start_step"], 0);
+  EXPECT_EQ(a.summary["end_step"], 8);
+
+  const RunResult b1 = run("resume-b1", {"--batch-size", "16", "--steps", "4", "--checkpoint-dir",
+                                         path("resume-b")});
+  ASSERT_EQ(b1.code, 0) << describe(b1);
+  EXPECT_EQ(b1.summary["end_step"], 4);
+  EXPECT_NE(b1.summary["weights_hash"], a.summary["weights_hash"]);
+
+  const RunResult b2 = run("resume-b2", {"--batch-size", "16", "--steps", "8", "--checkpoint-dir",
+                                         path("resume-b")});
+  ASSERT_EQ(b2.code, 0) << describe(b2);
+  EXPECT_EQ(b2.summary["resumed"], true);
+  EXPECT_EQ(b2.summary["start_step"], 4);
+  EXPECT_EQ(b2.summary["end_step"], 8);
+  EXPECT_EQ(b2.summary["samples_total"], a.summary["samples_total"]);
+  EXPECT_EQ(b2.summary["weights_hash"], a.summary["weights_hash"]) << describe(b2);
+}
+
+TEST_F(TrainerBinaryTest, SigtermStopsWithACheckpointToResumeFrom) {
+  const std::string ckpt = path("sigterm");
+  Child child = start("sigterm", {"--batch-size", "16", "--steps", "100000", "--checkpoint-every",
+                                  "2", "--checkpoint-dir", ckpt});
+  ASSERT_FALSE(wait_for_checkpoint(ckpt, 2, child, 60s).empty()) << child.err();
+  child.signal(SIGTERM);
+  const RunResult stopped = finish(child, 60s);
+  ASSERT_EQ(stopped.code, 0) << describe(stopped);
+  EXPECT_NE(stopped.err.find("SIGTERM"), std::string::npos) << stopped.err;
+  const std::int64_t end = stopped.summary["end_step"].get<std::int64_t>();
+  EXPECT_GT(end, 0);
+  EXPECT_LT(end, 100000);
+  auto latest = train::latest_checkpoint(ckpt);
+  ASSERT_TRUE(latest.ok()) << latest.error();
+  EXPECT_EQ(*latest, stopped.summary["checkpoint"].get<std::string>());
+  EXPECT_EQ(checkpoint_step(*latest), end);
+
+  const RunResult resumed =
+      run("sigterm-resume", {"--batch-size", "16", "--steps", std::to_string(end + 2),
+                             "--checkpoint-every", "2", "--checkpoint-dir", ckpt});
+  ASSERT_EQ(resumed.code, 0) << describe(resumed);
+  EXPECT_EQ(resumed.summary["resumed"], true);
+  EXPECT_EQ(resumed.summary["start_step"], end);
+  EXPECT_EQ(resumed.summary["end_step"], end + 2);
+}
+
+TEST_F(TrainerBinaryTest, AfterSigkillARestartResumesFromTheLatestCheckpoint) {
+  const std::string ckpt = path("sigkill");
+  Child child = start("sigkill", {"--batch-size", "16", "--steps", "100000", "--checkpoint-every",
+                                  "2", "--checkpoint-dir", ckpt});
+  ASSERT_FALSE(wait_for_checkpoint(ckpt, 4, child, 60s).empty()) << child.err();
+  child.signal(SIGKILL);
+  const RunResult killed = finish(child, 30s);
+  EXPECT_EQ(killed.code, 128 + SIGKILL);
+  auto latest = train::latest_checkpoint(ckpt);
+  ASSERT_TRUE(latest.ok()) << latest.error();
+  ASSERT_FALSE(latest->empty());
+  const std::int64_t step = checkpoint_step(*latest);
+  EXPECT_GE(step, 4);
+
+  const RunResult resumed =
+      run("sigkill-resume", {"--batch-size", "16", "--steps", std::to_string(step + 2),
+                             "--checkpoint-every", "2", "--checkpoint-dir", ckpt});
+  ASSERT_EQ(resumed.code, 0) << describe(resumed);
+  EXPECT_EQ(resumed.summary["resumed"], true);
+  EXPECT_EQ(resumed.summary["start_step"], step);
+  EXPECT_EQ(resumed.summary["end_step"], step + 2);
+}
+
+// --- against the replay service (in-process, in-memory stores)
+
+class TrainerReplayTest : public TrainerBinaryTest {
+ protected:
+  TrainerReplayTest() : games_(100000) {
+    server_ = std::make_unique<replay_service::ReplayServer>(games_, models_, registry_,
+                                                             testing::fast_server_options());
+    address_ = "127.0.0.1:" + std::to_string(server_->port());
+    client_ = std::make_unique<rpc::ReplayClient>(testing::single_try_client(server_->port()));
+    models_client_ =
+        std::make_unique<rpc::ModelRegistryClient>(testing::single_try_client(server_->port()));
+    auto pushed = client_->push_games(testing::batch(1, 8, 40));
+    if (!pushed.ok()) throw Error(pushed.error());
+    for (const auto& r : pushed->results()) {
+      if (r.status() != v1::STORED) throw Error("not stored: " + r.id() + ": " + r.detail());
+    }
+  }
+
+  // No --data: the replay service at address_.
+  Child start_replay(const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args = {CHESSRL_TRAINER_BINARY, "--replay", address_, "--net", "2x16",
+                                     "--device", "cpu", "--threads", "1", "--log-every", "1",
+                                     "--checkpoint-dir", path(name)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Child::start(args, {}, dir(), name);
+  }
+
+  replay::MemoryReplayStore games_;
+  replay::MemoryModelStore models_;
+  metrics::Registry registry_;
+  std::unique_ptr<replay_service::ReplayServer> server_;
+  std::string address_;
+  std::unique_ptr<rpc::ReplayClient> client_;
+  std::unique_ptr<rpc::ModelRegistryClient> models_client_;
+};
+
+TEST_F(TrainerReplayTest, TrainsOnSampledPositionsAndPublishesAModelVersion) {
+  Child child = start_replay("replay-train", {"--steps", "3", "--publish-every", "3",
+                                              "--batch-size", "16", "--metrics-listen", "off"});
+  const RunResult r = finish(child, 60s);
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_EQ(r.summary["end_step"], 3);
+  EXPECT_EQ(r.summary["samples_total"], 48);
+
+  auto latest = models_client_->latest();
+  ASSERT_TRUE(latest.ok()) << latest.error();
+  ASSERT_TRUE(latest->has_value()) << describe(r);
+  const v1::ModelInfo& info = **latest;
+  EXPECT_EQ(info.version(), 1u);
+  EXPECT_EQ(info.step(), 3u);
+  EXPECT_EQ(info.metadata().at("network"), "2x16");
+  EXPECT_EQ(info.metadata().at("producer"), "chessrl-trainer");
+  EXPECT_EQ(info.metadata().at("step"), "3");
+
+  // The published blob is a checkpoint of the network, naming its version.
+  auto model = models_client_->get(1);
+  ASSERT_TRUE(model.ok()) << model.error();
+  auto checkpoint = nn::parse_checkpoint(model->second);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.error();
+  EXPECT_EQ(checkpoint->info.config.name(), "2x16");
+  EXPECT_EQ(checkpoint->info.step, 3);
+  EXPECT_EQ(checkpoint->info.version, 1);
+}
+
+// GET `target` from 127.0.0.1:port: the whole response, headers included.
+std::string http_get(int port, const std::string& target) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET " + target + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) {
+        response.append(buf, static_cast<std::size_t>(n));
+      }
+    }
+  }
+  ::close(fd);
+  return response;
+}
+
+TEST_F(TrainerReplayTest, PausesBelowTheMinimumWindowAndStillStopsOnSigterm) {
+  Child child = start_replay("replay-pause", {"--steps", "3", "--batch-size", "16",
+                                              "--min-window", "1000000", "--metrics-listen",
+                                              "127.0.0.1:0"});
+  // Wait for the pause to be logged (and the metrics port).
+  int port = 0;
+  bool paused = false;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline && !(paused && port > 0)) {
+    const std::string err = child.err();
+    const auto at = err.find("metrics on port ");
+    if (at != std::string::npos) port = std::atoi(err.c_str() + at + 16);
+    paused = err.find("paused") != std::string::npos;
+    if (auto code = child.wait(0ms)) FAIL() << "exited " << *code << ":\n" << child.err();
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(paused) << child.err();
+  ASSERT_GT(port, 0) << child.err();
+
+  // Still paused a moment later, at step 0, and /metrics says so.
+  std::this_thread::sleep_for(500ms);
+  const std::string metrics = http_get(port, "/metrics");
+  EXPECT_NE(metrics.find("\nchessrl_trainer_paused 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\nchessrl_trainer_steps_total 0"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("chessrl_build_info"), std::string::npos) << metrics;
+  EXPECT_NE(http_get(port, "/healthz").find(" 200 "), std::string::npos);
+
+  child.signal(SIGTERM);
+  const RunResult r = finish(child, 60s);
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_EQ(r.summary["end_step"], 0);
+  EXPECT_EQ(r.summary["samples_total"], 0);
+  auto latest = models_client_->latest();
+  ASSERT_TRUE(latest.ok()) << latest.error();
+  EXPECT_FALSE(latest->has_value());
+}
+
+// --- bad input
+
+TEST_F(TrainerBinaryTest, BadOptionsAndABadRankStopStartUpNamingTheProblem) {
+  const RunResult unknown = run("bad-unknown", {"--bogus-option", "3"});
+  EXPECT_NE(unknown.code, 0);
+  EXPECT_NE(unknown.err.find("--bogus-option"), std::string::npos) << describe(unknown);
+
+  const RunResult batch = run("bad-batch", {"--batch-size", "0"});
+  EXPECT_NE(batch.code, 0);
+  EXPECT_NE(batch.err.find("batch"), std::string::npos) << describe(batch);
+
+  const RunResult accumulate = run("bad-accumulate", {"--batch-size", "10", "--accumulate", "3"});
+  EXPECT_NE(accumulate.code, 0);
+  EXPECT_NE(accumulate.err.find("accumulate"), std::string::npos) << describe(accumulate);
+
+  const RunResult net = run("bad-net", {"--net", "2by16"});
+  EXPECT_NE(net.code, 0);
+  EXPECT_NE(net.err.find("--net"), std::string::npos) << describe(net);
+
+  const RunResult rank = run("bad-rank", {"--steps", "1"}, {{"RANK", "5"}, {"WORLD_SIZE", "2"}});
+  EXPECT_NE(rank.code, 0);
+  std::string lower = rank.err;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  EXPECT_NE(lower.find("rank 5"), std::string::npos) << describe(rank);
+
+  Child missing = Child::start({CHESSRL_TRAINER_BINARY, "--data", path("no-such-file.jsonl"),
+                                "--net", "2x16", "--device", "cpu", "--metrics-listen", "off"},
+                               {}, dir(), "bad-data");
+  const RunResult data = finish(missing, 30s);
+  EXPECT_EQ(data.code, 1);
+  EXPECT_NE(data.err.find("no-such-file.jsonl"), std::string::npos) << describe(data);
+}
+
+}  // namespace
+}  // namespace chessrl::trainer
