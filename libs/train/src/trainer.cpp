@@ -24,6 +24,7 @@
 #include "grad_reducer.h"
 #include "prefetcher.h"
 #include "process_group.h"
+#include "trainer_state.h"
 
 namespace chessrl::train {
 namespace {
@@ -34,52 +35,6 @@ double seconds_since(Clock::time_point t) {
 }
 
 const char* optimizer_name(OptimizerKind k) { return k == OptimizerKind::kSgd ? "sgd" : "adamw"; }
-
-// The optimizer section of a checkpoint: "CHRLOPT1", u32 length, JSON
-// (TrainerState), then LibTorch's archive of the optimizer's state.
-constexpr char kStateMagic[] = "CHRLOPT1";
-constexpr std::size_t kStateMagicSize = 8;
-
-std::string encode_state(const TrainerState& s, const std::string& archive) {
-  const std::string json = nlohmann::json{{"step", s.step},
-                                          {"samples_total", s.samples_total},
-                                          {"optimizer", s.optimizer},
-                                          {"world_size", s.world_size}}
-                               .dump();
-  std::string out(kStateMagic, kStateMagicSize);
-  const auto n = static_cast<std::uint32_t>(json.size());
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-  out += json;
-  out += archive;
-  return out;
-}
-
-struct DecodedState {
-  TrainerState state;
-  std::string_view archive;
-};
-
-Result<DecodedState> decode_state(std::string_view bytes) {
-  if (bytes.size() < kStateMagicSize + 4 || bytes.substr(0, kStateMagicSize) != kStateMagic)
-    return fail("the checkpoint's optimizer section is not chessrl-trainer state");
-  std::uint32_t n = 0;
-  for (int i = 0; i < 4; ++i)
-    n |= std::uint32_t(static_cast<unsigned char>(bytes[kStateMagicSize + std::size_t(i)])) << (8 * i);
-  if (bytes.size() < kStateMagicSize + 4 + n) return fail("the checkpoint's trainer state is truncated");
-  DecodedState d;
-  try {
-    const auto j = nlohmann::json::parse(bytes.substr(kStateMagicSize + 4, n));
-    d.state.step = j.at("step").get<std::int64_t>();
-    d.state.samples_total = j.at("samples_total").get<std::uint64_t>();
-    d.state.optimizer = j.at("optimizer").get<std::string>();
-    d.state.world_size = j.at("world_size").get<int>();
-  } catch (const std::exception& e) {
-    return fail(std::string("the checkpoint's trainer state is invalid: ") + e.what());
-  }
-  if (d.state.step < 0) return fail("the checkpoint's trainer state has a negative step");
-  d.archive = bytes.substr(kStateMagicSize + 4 + n);
-  return d;
-}
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainerOptions& o,
                                                         std::vector<torch::Tensor> params) {
@@ -116,15 +71,6 @@ Result<void> load_optimizer(torch::optim::Optimizer& opt, std::string_view bytes
   return {};
 }
 
-std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 // Float tensors (batch-norm statistics) that ranks update from their own data.
 std::vector<torch::Tensor> float_buffers(nn::Network& net) {
   std::vector<torch::Tensor> out;
@@ -140,128 +86,6 @@ std::string percent(double part, double whole) {
 }
 
 }  // namespace
-
-Result<OptimizerKind> parse_optimizer(std::string_view text) {
-  if (text == "sgd") return OptimizerKind::kSgd;
-  if (text == "adamw") return OptimizerKind::kAdamW;
-  return fail("unknown optimizer '" + std::string(text) + "' (sgd or adamw)");
-}
-
-Result<ScheduleKind> parse_schedule(std::string_view text) {
-  if (text == "constant") return ScheduleKind::kConstant;
-  if (text == "cosine") return ScheduleKind::kCosine;
-  if (text == "step") return ScheduleKind::kStep;
-  return fail("unknown learning-rate schedule '" + std::string(text) + "' (constant, cosine or step)");
-}
-
-Result<void> TrainerOptions::validate() const {
-  if (auto r = network.validate(); !r) return fail("network: " + r.error());
-  auto bad = [](const std::string& field, const std::string& why) {
-    return fail("trainer option " + field + " " + why);
-  };
-  if (device != "cpu" && device != "cuda" && device != "auto")
-    return bad("device", "is '" + device + "' (cpu, cuda or auto)");
-  if (batch_size < 1 || batch_size > (1 << 20)) return bad("batch_size", "must be 1..1048576");
-  if (accumulate < 1 || batch_size % accumulate != 0)
-    return bad("accumulate", "must be >= 1 and divide batch_size (" + std::to_string(batch_size) + ")");
-  if (steps < 0) return bad("steps", "must be >= 0");
-  if (!(lr > 0) || !std::isfinite(lr)) return bad("lr", "must be > 0");
-  if (!(momentum >= 0 && momentum < 1)) return bad("momentum", "must be in [0, 1)");
-  if (!(weight_decay >= 0) || !std::isfinite(weight_decay)) return bad("weight_decay", "must be >= 0");
-  if (!(adam_beta1 >= 0 && adam_beta1 < 1)) return bad("adam_beta1", "must be in [0, 1)");
-  if (!(adam_beta2 >= 0 && adam_beta2 < 1)) return bad("adam_beta2", "must be in [0, 1)");
-  if (!(adam_eps > 0)) return bad("adam_eps", "must be > 0");
-  if (warmup_steps < 0) return bad("warmup_steps", "must be >= 0");
-  if (schedule_steps < 0) return bad("schedule_steps", "must be >= 0");
-  if (!(lr_min_factor >= 0 && lr_min_factor <= 1)) return bad("lr_min_factor", "must be in [0, 1]");
-  if (decay_every < 1) return bad("decay_every", "must be >= 1");
-  if (!(decay_factor > 0 && decay_factor <= 1)) return bad("decay_factor", "must be in (0, 1]");
-  if (!(value_loss_weight >= 0) || !std::isfinite(value_loss_weight))
-    return bad("value_loss_weight", "must be >= 0");
-  if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) return bad("clip_norm", "must be >= 0 (0: off)");
-  if (checkpoint_every < 1) return bad("checkpoint_every", "must be >= 1");
-  if (keep_checkpoints < 1) return bad("keep_checkpoints", "must be >= 1");
-  if (publish_every < 0) return bad("publish_every", "must be >= 0 (0: never)");
-  if (!(max_reuse >= 0) || !std::isfinite(max_reuse)) return bad("max_reuse", "must be >= 0 (0: no cap)");
-  if (prefetch_batches < 1 || prefetch_batches > 64) return bad("prefetch_batches", "must be 1..64");
-  if (bucket_bytes < 1024) return bad("bucket_bytes", "must be >= 1024");
-  if (threads < 0 || threads > 1024) return bad("threads", "must be 0..1024 (0: LibTorch's default)");
-  if (hash_every < 0) return bad("hash_every", "must be >= 0 (0: off)");
-  if (log_every < 0) return bad("log_every", "must be >= 0 (0: never)");
-  return {};
-}
-
-double learning_rate(const TrainerOptions& o, std::int64_t step) {
-  if (o.warmup_steps > 0 && step < o.warmup_steps)
-    return o.lr * double(step + 1) / double(o.warmup_steps);
-  switch (o.schedule) {
-    case ScheduleKind::kConstant:
-      return o.lr;
-    case ScheduleKind::kCosine: {
-      const std::int64_t horizon = o.schedule_steps > 0 ? o.schedule_steps : o.steps;
-      if (horizon <= o.warmup_steps) return o.lr;
-      const double t = std::min(1.0, double(step - o.warmup_steps) / double(horizon - o.warmup_steps));
-      const double pi = std::acos(-1.0);
-      return o.lr * (o.lr_min_factor + (1 - o.lr_min_factor) * 0.5 * (1 + std::cos(pi * t)));
-    }
-    case ScheduleKind::kStep:
-      return o.lr * std::pow(o.decay_factor, double(step / o.decay_every));
-  }
-  return o.lr;
-}
-
-std::string checkpoint_path(const std::string& dir, std::int64_t step) {
-  char name[48];
-  std::snprintf(name, sizeof name, "ckpt-%010lld.chrl", static_cast<long long>(step));
-  return (std::filesystem::path(dir) / name).string();
-}
-
-namespace {
-
-// (step, path) of every checkpoint in dir, by increasing step.
-Result<std::vector<std::pair<std::int64_t, std::string>>> list_checkpoints(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<std::pair<std::int64_t, std::string>> out;
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) return out;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() != 20 || name.rfind("ckpt-", 0) != 0 || name.substr(15) != ".chrl") continue;
-    const std::string digits = name.substr(5, 10);
-    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      continue;
-    out.emplace_back(std::stoll(digits), entry.path().string());
-  }
-  if (ec) return fail("cannot list checkpoints in " + dir + ": " + ec.message());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
-
-Result<std::string> latest_checkpoint(const std::string& dir) {
-  auto all = list_checkpoints(dir);
-  if (!all) return fail(all.error());
-  return all->empty() ? std::string() : all->back().second;
-}
-
-Result<TrainerState> trainer_state(const nn::Checkpoint& checkpoint) {
-  if (checkpoint.optimizer_state.empty())
-    return fail("the checkpoint has no trainer state (weights only)");
-  auto d = decode_state(checkpoint.optimizer_state);
-  if (!d) return fail(d.error());
-  return d->state;
-}
-
-std::uint64_t weights_hash(const nn::Checkpoint& checkpoint) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const nn::NamedTensor& t : checkpoint.tensors) {
-    h = fnv1a(h, t.name.data(), t.name.size());
-    h = fnv1a(h, t.shape.data(), t.shape.size() * sizeof(std::int64_t));
-    h = fnv1a(h, t.data.data(), t.data.size());
-  }
-  return h;
-}
 
 namespace {
 
