@@ -78,6 +78,33 @@ TEST(BatchEvaluator, EachCallerGetsItsOwnResult) {
   EXPECT_GT(s.latency_quantile(0.5), 0.0);
 }
 
+// on_batch sees every forward pass: its sizes add up to the positions
+// evaluated, and none exceeds max_batch.
+TEST(BatchEvaluator, OnBatchSeesEveryForwardPass) {
+  std::atomic<std::uint64_t> positions{0}, passes{0};
+  std::atomic<int> largest{0};
+  BatchEvaluatorOptions options{.max_batch = 8, .batch_timeout = std::chrono::microseconds(200)};
+  options.on_batch = [&](int batch, double seconds) {
+    positions += std::uint64_t(batch);
+    ++passes;
+    int seen = largest.load();
+    while (batch > seen && !largest.compare_exchange_weak(seen, batch)) {
+    }
+    EXPECT_GE(seconds, 0.0);
+  };
+  {
+    BatchEvaluator evaluator(std::make_shared<FakeBackend>(), options);
+    auto positions_in = testing::random_positions(7, 50);
+    auto requests = requests_for(positions_in);
+    evaluator.evaluate(std::span<EvalRequest>(requests));
+    const EvaluatorStats s = evaluator.stats();
+    EXPECT_EQ(positions.load(), s.evaluated);
+    EXPECT_EQ(passes.load(), s.batches);
+  }
+  EXPECT_EQ(positions.load(), 50u);
+  EXPECT_LE(largest.load(), 8);
+}
+
 TEST(BatchEvaluator, PriorsAreADistributionOverTheLegalMoves) {
   auto positions = testing::random_positions(8, 50);
   auto requests = requests_for(positions);

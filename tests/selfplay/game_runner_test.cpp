@@ -167,6 +167,42 @@ TEST(GameRunner, StopsWhenAsked) {
   EXPECT_GE(runner.stats().games, 2u);
 }
 
+// Draining finishes every game in progress (none abandoned, none started),
+// and a second run continues with the next indices: how the self-play
+// service changes networks between games.
+TEST(GameRunner, DrainFinishesGamesInProgressAndStartsNone) {
+  auto options = small_run(0, 4, 2);
+  nn::BatchEvaluator evaluator(uniform(), {});
+  GameRunner runner(evaluator, options);
+  std::atomic<bool> drain{false};
+  std::vector<std::uint64_t> indices;
+  std::thread drainer([&] {
+    while (runner.stats().games < 3) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    drain = true;
+  });
+  runner.run([&](GameRecord&& r) { indices.push_back(r.index); }, nullptr, &drain);
+  drainer.join();
+  std::sort(indices.begin(), indices.end());
+  // Every index handed out was finished: 0..n-1 with no gap.
+  ASSERT_GE(indices.size(), 3u);
+  for (std::size_t i = 0; i < indices.size(); ++i) EXPECT_EQ(indices[i], i);
+  EXPECT_EQ(runner.stats().games, indices.size());
+  // While draining, a run starts nothing and returns at once.
+  runner.run([&](GameRecord&&) { ADD_FAILURE() << "a game started while draining"; }, nullptr,
+             &drain);
+  drain = false;
+  auto more = small_run(0, 4, 2);
+  std::atomic<bool> stop{false};
+  std::uint64_t first_new = ~0ull;
+  runner.run(
+      [&](GameRecord&& r) {
+        first_new = std::min(first_new, r.index);
+        stop = true;
+      },
+      &stop, &drain);
+  EXPECT_GE(first_new, indices.size());
+}
+
 class FailingBackend : public nn::InferenceBackend {
  public:
   void forward(std::span<const nn::InputPlanes>, std::span<float>, std::span<nn::Wdl>) override {

@@ -244,6 +244,7 @@ void BatchEvaluator::run_batch(std::vector<Pending>& batch, std::vector<InputPla
       std::memory_order_relaxed);
   counters_->batches.fetch_add(1, std::memory_order_relaxed);
   counters_->evaluated.fetch_add(n, std::memory_order_relaxed);
+  if (options_.on_batch) options_.on_batch(int(n), std::chrono::duration<double>(end - start).count());
 
   std::uint64_t latency_ns = 0;
   for (size_t i = 0; i < n; ++i) {

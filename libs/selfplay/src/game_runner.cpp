@@ -169,7 +169,8 @@ bool GameRunner::finish_move(Slot& slot) {
 
 void GameRunner::thread_main(std::vector<Slot*> slots,
                              const std::function<void(GameRecord&&)>& on_game,
-                             const std::atomic<bool>* stop, const std::atomic<bool>* failed) {
+                             const std::atomic<bool>* stop, const std::atomic<bool>* drain,
+                             const std::atomic<bool>* failed) {
   const auto leaves = std::size_t(options_.leaves_per_search);
   std::vector<nn::EvalRequest> buffer(slots.size() * leaves);
   Counters& counters = *counters_;
@@ -177,8 +178,9 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
     if (stop && stop->load(std::memory_order_relaxed)) break;
     if (failed->load(std::memory_order_relaxed)) break;
     bool any = false;
+    const bool draining = drain && drain->load(std::memory_order_relaxed);
     for (Slot* s : slots) {
-      if (!s->active) s->active = start_game(*s);
+      if (!s->active && !draining) s->active = start_game(*s);
       any = any || s->active;
     }
     if (!any) break;
@@ -243,7 +245,7 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
 }
 
 void GameRunner::run(const std::function<void(GameRecord&&)>& on_game,
-                     const std::atomic<bool>* stop) {
+                     const std::atomic<bool>* stop, const std::atomic<bool>* drain) {
   std::vector<std::unique_ptr<Slot>> slots;
   for (int i = 0; i < options_.concurrent_games; ++i)
     slots.push_back(std::make_unique<Slot>(options_.config.search));
@@ -255,9 +257,9 @@ void GameRunner::run(const std::function<void(GameRecord&&)>& on_game,
     std::vector<Slot*> mine;
     for (int i = t; i < options_.concurrent_games; i += threads)
       mine.push_back(slots[std::size_t(i)].get());
-    pool.emplace_back([this, mine, &on_game, stop, &errors, &failed, t] {
+    pool.emplace_back([this, mine, &on_game, stop, drain, &errors, &failed, t] {
       try {
-        thread_main(mine, on_game, stop, &failed);
+        thread_main(mine, on_game, stop, drain, &failed);
       } catch (...) {
         errors[std::size_t(t)] = std::current_exception();
         failed = true;

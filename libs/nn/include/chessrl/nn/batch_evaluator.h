@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -50,6 +51,9 @@ struct BatchEvaluatorOptions {
   std::chrono::microseconds batch_timeout{2000};
   int workers = 0;             // threads calling the backend; 0: backend.preferred_streams()
   std::size_t cache_size = 0;  // positions kept; 0 disables the cache
+  // Called by a worker after every forward pass with the batch size and the
+  // pass's seconds (for a batch-size histogram); must be thread-safe and quick.
+  std::function<void(int batch, double seconds)> on_batch = nullptr;
 };
 
 // Counters since construction; take two snapshots and subtract for rates.

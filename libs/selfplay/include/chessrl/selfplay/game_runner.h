@@ -71,10 +71,12 @@ class GameRunner {
 
   // Plays until max_games games have finished or *stop is set, then returns.
   // `on_game` receives each finished game, from a runner thread, one call at a
-  // time. Games in progress when stop is seen are abandoned. The runner can
-  // run again; game indices continue where they stopped.
+  // time. Games in progress when stop is seen are abandoned. While *drain is
+  // set no new game starts, and run() returns once the games in progress have
+  // finished (nothing is abandoned): the way to change the network between
+  // games. The runner can run again; game indices continue where they stopped.
   void run(const std::function<void(GameRecord&&)>& on_game,
-           const std::atomic<bool>* stop = nullptr);
+           const std::atomic<bool>* stop = nullptr, const std::atomic<bool>* drain = nullptr);
   RunnerStats stats() const;
   const GameRunnerOptions& options() const { return options_; }
 
@@ -82,7 +84,8 @@ class GameRunner {
   struct Slot;
   struct Counters;
   void thread_main(std::vector<Slot*> slots, const std::function<void(GameRecord&&)>& on_game,
-                   const std::atomic<bool>* stop, const std::atomic<bool>* failed);
+                   const std::atomic<bool>* stop, const std::atomic<bool>* drain,
+                   const std::atomic<bool>* failed);
   bool start_game(Slot& slot);
   void start_move(Slot& slot);
   // After the search for the current move: records, resigns or plays.

@@ -1,0 +1,62 @@
+// Matches between two players: pairs of games from the built-in openings,
+// each opening played once with each colour, on several threads at once.
+// Games end by the rules (chessrl::chess::game_result), at a move limit (a
+// draw), or by forfeit when a player fails to move (the other side wins; the
+// PGN says why).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "chessrl/chess/pgn.h"
+#include "chessrl/chess/rules.h"
+#include "chessrl/core/result.h"
+#include "chessrl/eval/elo.h"
+#include "chessrl/eval/player.h"
+
+namespace chessrl::eval {
+
+// A small built-in opening set: FENs a few moves into common, balanced
+// openings (both sides' main lines), so paired games start varied and fair.
+const std::vector<std::string>& opening_fens();
+
+struct MatchOptions {
+  int pairs = 8;        // games = 2 * pairs; pair i uses opening i mod the set
+  int threads = 2;      // games played at once (each thread makes its own players)
+  int max_plies = 300;  // a game still going after this many plies is a draw
+  std::uint64_t seed = 1;  // rotates which opening the first pair gets
+  std::string event = "chessrl match";
+  Result<void> validate() const;
+};
+
+struct MatchGame {
+  int pair = 0;
+  bool first_is_white = true;
+  chess::GameResult result;
+  double first_score = 0.5;  // 1, 0.5 or 0 for the first player
+  std::string forfeit;       // why a player forfeited; empty otherwise
+  chess::PgnGame pgn;        // with White/Black names, Opening FEN, Termination
+};
+
+struct MatchResult {
+  MatchScore score;  // the first player's, with pair counts
+  std::vector<MatchGame> games;  // by pair, then the first player as White first
+  int forfeits = 0;
+  EloEstimate elo() const { return estimate_elo(score); }
+};
+
+// Plays the match. `on_game` is called (one call at a time, from match
+// threads) as each game ends, e.g. to append its PGN. Stops early, returning
+// the games finished, when *stop becomes true. Fails when a factory fails.
+Result<MatchResult> play_match(const PlayerFactory& first, const PlayerFactory& second,
+                               const MatchOptions& options,
+                               const std::function<void(const MatchGame&)>& on_game = {},
+                               const std::atomic<bool>* stop = nullptr);
+
+// Appends games to a PGN file (created if absent). Errors name the path.
+Result<void> append_pgn(const std::string& path, const std::vector<chess::PgnGame>& games);
+
+}  // namespace chessrl::eval
