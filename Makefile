@@ -1,12 +1,14 @@
 # The two commands of the README, and a few more. Each target does its own set-up.
-#   make run    play the whole loop locally (for now: the chess core's perft demo)
+#   make run    the whole loop on this machine (chessrl local): Ctrl-C stops, a rerun resumes
 #   make test   install dependencies, configure, build, run every test
 PRESET ?= dev
 JOBS   ?= $(shell nproc)
 BUILD  := build/$(PRESET)
 CHESSRL := $(BUILD)/tools/chessrl/chessrl
+RUN_DIR ?= run
+RUN_ARGS ?=
 
-.PHONY: all deps configure build test unit run bench bench-nn bench-selfplay bench-replay bench-train format clean
+.PHONY: all deps configure build test unit e2e run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean
 
 all: build
 
@@ -25,11 +27,14 @@ test: build
 unit: build
 	@ctest --preset $(PRESET) -j $(JOBS) -L unit
 
+e2e: build
+	@ctest --preset $(PRESET) -L e2e --output-on-failure
+
 run: build
-	@echo "== chessrl perft from the start position, depth 6 (per-move counts)"
-	@$(CHESSRL) perft --depth 6 --divide
-	@echo "== chessrl perft --bench (one run per position, against stockfish)"
-	@$(CHESSRL) perft --bench --repeat 1
+	@$(CHESSRL) local --dir $(RUN_DIR) $(RUN_ARGS)
+
+doctor: build
+	@$(CHESSRL) doctor
 
 bench: build
 	@$(CHESSRL) perft --bench

@@ -22,14 +22,14 @@ struct Settings {
   std::string store = "redis";
   chessrl::replay::RedisOptions redis;
   chessrl::replay_service::ReplayServerOptions server;
-  std::string metrics_listen = "0.0.0.0:9100";
+  std::string metrics_listen = "0.0.0.0:9102";
   int dedup_ttl_hours = 7 * 24;
   int shutdown_grace_s = 10;
 };
 
 void add_options(CLI::App& app, Settings& s) {
   app.add_option("--listen", s.server.listen, "gRPC address (host:port)")->capture_default_str();
-  app.add_option("--metrics-listen", s.metrics_listen, "/metrics and /healthz address")
+  app.add_option("--metrics-listen", s.metrics_listen, "/metrics and /healthz address; \"off\" disables")
       ->capture_default_str();
   app.add_option("--store", s.store, "where games live: redis, or memory (lost on exit)")
       ->check(CLI::IsMember({"redis", "memory"}))
@@ -107,13 +107,18 @@ int serve(Settings& s) {
   chessrl::metrics::Registry registry;
   chessrl::metrics::add_build_info(registry);
   chessrl::replay_service::ReplayServer server(*games, *models, registry, s.server);
-  chessrl::metrics::Exposer exposer(registry, s.metrics_listen,
-                                    [&server] { return server.serving() ? "" : "store unreachable"; });
+  std::unique_ptr<chessrl::metrics::Exposer> exposer;
+  if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
+    exposer = std::make_unique<chessrl::metrics::Exposer>(
+        registry, s.metrics_listen,
+        [&server] { return server.serving() ? "" : "store unreachable"; });
+  }
   std::fprintf(stderr,
                "chessrl-replay: serving gRPC on port %d (store %s, window %llu positions), "
-               "metrics on port %d\n",
+               "metrics %s\n",
                server.port(), s.store.c_str(),
-               static_cast<unsigned long long>(s.redis.window_positions), exposer.port());
+               static_cast<unsigned long long>(s.redis.window_positions),
+               exposer ? ("on port " + std::to_string(exposer->port())).c_str() : "off");
 
   int signal = 0;
   sigwait(&signals, &signal);

@@ -9,24 +9,21 @@
 // end_step, resumed, samples_total, weights_hash, checkpoint, seconds) and
 // exits 0; SIGTERM or SIGINT ends training at the next step with a checkpoint.
 // Logs go to stderr.
-#include <pthread.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include <CLI/CLI.hpp>
 
 #include "chessrl/config/config.h"
 #include "chessrl/core/error.h"
+#include "chessrl/core/stop_signals.h"
 #include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/gpu_sampler.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/network_config.h"
@@ -225,77 +222,8 @@ chessrl::Result<void> resolve(Settings& s) {
   return {};
 }
 
-// Set by SIGTERM / SIGINT; train() stops at the next step.
-std::atomic<bool> g_stop{false};
-
-// For the few threads libraries start before main() (OpenBLAS's pool), which
-// do not block the signals: a handler instead of the default (terminate).
-// Async-signal-safe: a lock-free atomic and write(2).
-void on_stop_signal(int signal) {
-  if (g_stop.exchange(true)) return;
-  static const char kTerm[] = "chessrl-trainer: SIGTERM: stopping after this step\n";
-  static const char kInt[] = "chessrl-trainer: SIGINT: stopping after this step\n";
-  if (signal == SIGTERM) {
-    (void)!::write(STDERR_FILENO, kTerm, sizeof kTerm - 1);
-  } else {
-    (void)!::write(STDERR_FILENO, kInt, sizeof kInt - 1);
-  }
-}
-
-void install_stop_handler() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
-}
-
-// SIGTERM and SIGINT, blocked in every thread started from here on (the
-// trainer's, gRPC's, the metrics server's), taken by one sigwait thread that
-// sets g_stop. Constructed before run() starts any other thread.
-class SignalWatcher {
- public:
-  SignalWatcher() {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGTERM);
-    sigaddset(&signals_, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
-    thread_ = std::thread([this] { run(); });
-  }
-  ~SignalWatcher() {
-    done_ = true;
-    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait; taken there
-    thread_.join();
-  }
-  SignalWatcher(const SignalWatcher&) = delete;
-  SignalWatcher& operator=(const SignalWatcher&) = delete;
-
- private:
-  void run() {
-    for (;;) {
-      int signal = 0;
-      if (sigwait(&signals_, &signal) != 0) continue;
-      if (done_) return;
-      const char* name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
-      if (g_stop.exchange(true)) {
-        std::fprintf(stderr, "chessrl-trainer: %s again: already stopping\n", name);
-      } else {
-        std::fprintf(stderr,
-                     "chessrl-trainer: %s: stopping after this step (a checkpoint is written)\n",
-                     name);
-      }
-    }
-  }
-
-  std::atomic<bool> done_{false};
-  sigset_t signals_{};
-  std::thread thread_;
-};
-
-int run(Settings& s, const train::DistributedConfig& dist) {
-  SignalWatcher signals;
-
+// `stop`: SIGTERM / SIGINT; train() stops at the next step.
+int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<bool>& stop) {
   const int rank = dist.rank;
   auto log = [rank](const std::string& line) {
     std::fprintf(stderr, "chessrl-trainer[%d]: %s\n", rank, line.c_str());
@@ -304,6 +232,7 @@ int run(Settings& s, const train::DistributedConfig& dist) {
   chessrl::metrics::Registry registry;
   chessrl::metrics::add_build_info(registry);
   chessrl::trainer::TrainerMetrics metrics(registry, rank, dist.world_size);
+  chessrl::metrics::GpuSampler gpus(registry);  // no NVML (no GPU): no series
   std::unique_ptr<chessrl::metrics::Exposer> exposer;
   if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
     exposer = std::make_unique<chessrl::metrics::Exposer>(registry, s.metrics_listen,
@@ -369,7 +298,7 @@ int run(Settings& s, const train::DistributedConfig& dist) {
     };
   }
 
-  auto summary = train::train(s.options, dist, *source, callbacks, g_stop);
+  auto summary = train::train(s.options, dist, *source, callbacks, stop);
   if (!summary.ok()) throw chessrl::Error(summary.error());
   const train::TrainSummary& r = *summary;
   std::printf(
@@ -388,7 +317,10 @@ int run(Settings& s, const train::DistributedConfig& dist) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  install_stop_handler();
+  // Before any thread starts (see stop_signals.h): the trainer's, gRPC's and
+  // the metrics server's threads inherit the blocked signals.
+  chessrl::StopSignals signals("chessrl-trainer",
+                               "stopping after this step (a checkpoint is written)");
   CLI::App app{"chessrl-trainer: data-parallel training on self-play positions from the replay "
                "service (or a fixed --data set); rank 0 checkpoints and publishes model versions"};
   Settings settings;
@@ -407,7 +339,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return run(settings, *dist);
+    return run(settings, *dist, signals.flag());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chessrl-trainer: %s\n", e.what());
     return 1;

@@ -1,8 +1,8 @@
 // `chessrl bench train`: data-parallel training throughput (weak scaling: the
 // batch per rank is constant) with 1, 2, ... ranks, each a worker process of
-// this tool joined over Gloo on loopback, on a fixed synthetic data set; and,
-// beside it, the same network trained by PyTorch from Python
-// (train_yardstick.py) with the threads of one rank.
+// this tool joined over Gloo on loopback (NCCL with --device cuda), on a fixed
+// synthetic data set; and, beside it, the same network trained by PyTorch from
+// Python (train_yardstick.py) with the threads of one rank, on the same device.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -25,6 +25,7 @@
 #include "chessrl/chess/rules.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/subprocess.h"
+#include "chessrl/nn/torch_backend.h"
 #include "chessrl/nn/torch_network.h"
 #include "chessrl/train/distributed.h"
 #include "chessrl/train/example.h"
@@ -52,6 +53,8 @@ struct TrainBenchOptions {
   int warmup = 2;
   int repeat = 3;
   int threads = 1;
+  std::string device = "cpu";    // cpu or cuda: rank r trains on GPU r modulo the GPUs
+  bool mixed_precision = false;  // CUDA: bf16 autocast and TF32
   std::string python = "auto";
   std::string python_script;
   int examples = 4096;
@@ -113,7 +116,8 @@ void run_worker(const TrainBenchOptions& o) {
 
   train::TrainerOptions options;
   options.network = nn::parse_network_name(o.net).value_or_throw();
-  options.device = "cpu";
+  options.device = o.device;
+  options.mixed_precision = o.mixed_precision;
   options.batch_size = o.batch;
   options.steps = o.warmup + o.steps;
   options.threads = o.threads;
@@ -239,6 +243,7 @@ struct Layout {
 };
 
 WorldResult run_world(const TrainBenchOptions& o, Layout layout, int run, ProgressLine& progress) {
+  const int gpus = std::max(1, nn::torch_info().cuda_devices);
   const int world = layout.processes;
   const char* what = layout.independent ? "independent 1-rank process(es)" : "rank(s)";
   const std::string exe = self_executable();
@@ -252,12 +257,17 @@ WorldResult run_world(const TrainBenchOptions& o, Layout layout, int run, Progre
     argv.push_back("WORLD_SIZE=" + std::to_string(layout.independent ? 1 : world));
     argv.push_back("MASTER_ADDR=127.0.0.1");
     argv.push_back("MASTER_PORT=" + std::to_string(port));
+    // The GPU of each process (the trainer reads LOCAL_RANK): one each while
+    // there are enough, else shared (NCCL then refuses two ranks on one GPU).
+    if (o.device == "cuda") argv.push_back("LOCAL_RANK=" + std::to_string(rank % gpus));
     argv.insert(argv.end(), {exe, "bench", "train", "--worker", "--net", o.net});
     argv.insert(argv.end(),
                 {"--batch", std::to_string(o.batch), "--steps", std::to_string(o.steps)});
     argv.insert(argv.end(),
                 {"--warmup", std::to_string(o.warmup), "--examples", std::to_string(o.examples)});
     argv.insert(argv.end(), {"--threads-per-rank", std::to_string(o.threads)});
+    argv.insert(argv.end(), {"--device", o.device});
+    if (o.mixed_precision) argv.push_back("--mixed-precision");
     auto child = Subprocess::start(argv);
     if (!child.ok()) throw Error("bench train: cannot start a worker: " + child.error());
     workers.push_back(std::move(child).value());
@@ -379,10 +389,12 @@ struct YardstickResult {
 YardstickResult run_yardstick(const Yardstick& y, const TrainBenchOptions& o,
                               std::int64_t expect_parameters) {
   std::vector<std::string> argv = env_prefix(o.threads);
-  argv.insert(argv.end(), {y.interpreter, y.script, "--net", o.net, "--batch",
-                           std::to_string(o.batch), "--steps", std::to_string(o.steps), "--warmup",
-                           std::to_string(o.warmup), "--threads", std::to_string(o.threads),
-                           "--expect-params", std::to_string(expect_parameters)});
+  argv.insert(argv.end(),
+              {y.interpreter, y.script, "--net", o.net, "--batch", std::to_string(o.batch),
+               "--steps", std::to_string(o.steps), "--warmup", std::to_string(o.warmup),
+               "--threads", std::to_string(o.threads), "--expect-params",
+               std::to_string(expect_parameters), "--device", o.device});
+  if (o.mixed_precision) argv.push_back("--mixed-precision");
   auto child = Subprocess::start(argv);
   if (!child.ok()) throw Error("bench train: cannot start the yardstick: " + child.error());
   while (auto line = child->read_line(std::chrono::minutes(10))) {
@@ -421,8 +433,12 @@ void run_train_bench(const TrainBenchOptions& o) {
       o.warmup, o.repeat);
   std::printf(
       "data: %d synthetic examples from random legal games (fixed seed); ranks are "
-      "processes joined by Gloo over loopback; SGD (Nesterov 0.9, wd 1e-4, lr 0.02)\n",
-      o.examples);
+      "processes joined by %s over loopback; SGD (Nesterov 0.9, wd 1e-4, lr 0.02)\n",
+      o.examples, o.device == "cuda" ? "NCCL" : "Gloo");
+  if (o.device == "cuda")
+    std::printf("device: cuda (%d GPU(s) visible; rank r on GPU r modulo that), %s\n",
+                nn::torch_info().cuda_devices,
+                o.mixed_precision ? "bf16 autocast and TF32 (--mixed-precision)" : "fp32");
   std::printf(
       "this machine has %u core(s): R ranks x %d thread(s) use R x %d of them, so per-rank "
       "resources are constant and efficiency = per-rank samples/s at R / at 1 rank%s\n",
@@ -558,6 +574,12 @@ void add_bench_train_command(CLI::App& bench) {
   cmd->add_option("--threads-per-rank", o->threads, "LibTorch and BLAS threads per rank")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--device", o->device,
+                  "cpu or cuda (each rank on its own GPU while there are enough)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_flag("--mixed-precision", o->mixed_precision,
+                "With --device cuda: bf16 autocast and TF32, in the trainer and the yardstick");
   cmd->add_option("--python", o->python,
                   "The PyTorch yardstick: auto (python3, then /usr/bin/python3), off, or an "
                   "interpreter")
@@ -574,6 +596,8 @@ void add_bench_train_command(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_flag("--worker", o->worker, "Run as one rank (internal)")->group("");
   cmd->callback([o] {
+    if (o->mixed_precision && o->device != "cuda")
+      throw Error("bench train: --mixed-precision needs --device cuda");
     if (o->worker) {
       run_worker(*o);
     } else {

@@ -10,6 +10,12 @@ void add_perft_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_uci_command(CLI::App& app);
 void add_selfplay_command(CLI::App& app);
+// `match`: two players (networks, anchors, UCI engines) over paired openings.
+void add_match_command(CLI::App& app);
+// `doctor`: what this machine can do, and a games/hour estimate.
+void add_doctor_command(CLI::App& app);
+// `local`: the whole loop as child processes (built with CHESSRL_SERVICES only).
+void add_local_command(CLI::App& app);
 // `bench selfplay`, under the bench command.
 void add_bench_selfplay_command(CLI::App& bench);
 // `bench replay`, under the bench command (built with CHESSRL_SERVICES only).

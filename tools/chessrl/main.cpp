@@ -13,6 +13,11 @@ int main(int argc, char** argv) {
   chessrl::tool::add_bench_train_command(*app.get_subcommand("bench"));
   chessrl::tool::add_uci_command(app);
   chessrl::tool::add_selfplay_command(app);
+  chessrl::tool::add_match_command(app);
+  chessrl::tool::add_doctor_command(app);
+#ifdef CHESSRL_HAVE_SERVICES
+  chessrl::tool::add_local_command(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,10 @@ data pipeline). Prints one JSON line: parameters, median step seconds and
 samples/s.
 
   python3 tools/chessrl/train_yardstick.py --net 6x64 --batch 256 --threads 1
+  python3 tools/chessrl/train_yardstick.py --device cuda --mixed-precision
+
+On CUDA the batches live on the GPU, and --mixed-precision runs the forward
+pass under bf16 autocast with TF32 matrix products, as the trainer does.
 
 Debian: apt install python3-torch (the same LibTorch, 1.13, as libtorch-dev).
 """
@@ -136,10 +140,21 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--lr", type=float, default=0.02)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--mixed-precision", action="store_true",
+                    help="CUDA: bf16 autocast for the forward pass, TF32 (as libs/train)")
     ap.add_argument("--expect-params", type=int, default=0,
                     help="fail unless the network has this many parameters (the C++ count)")
     args = ap.parse_args()
 
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("train_yardstick: --device cuda, but this PyTorch sees no CUDA GPU")
+    if args.mixed_precision and args.device != "cuda":
+        sys.exit("train_yardstick: --mixed-precision needs --device cuda")
+    if args.mixed_precision:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    device = torch.device(args.device)
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
     torch.manual_seed(1)
@@ -149,18 +164,21 @@ def main():
     if args.expect_params and parameters != args.expect_params:
         sys.exit(f"train_yardstick: the network has {parameters} parameters, the C++ one "
                  f"{args.expect_params}: not the same architecture")
+    net.to(device)
     net.train()
     optimizer = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=0.9, nesterov=True,
                                 weight_decay=1e-4)
     generator = torch.Generator().manual_seed(2)
-    batches = [random_batch(args.batch, generator) for _ in range(4)]
+    batches = [tuple(t.to(device) for t in random_batch(args.batch, generator)) for _ in range(4)]
 
     times = []
     for step in range(args.warmup + args.steps):
         x, policy_target, wdl_target = batches[step % len(batches)]
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        policy, wdl = net(x)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.mixed_precision):
+            policy, wdl = net(x)
+        policy, wdl = policy.float(), wdl.float()
         policy_loss = -(policy_target * F.log_softmax(policy, 1)).sum(1).mean()
         value_loss = F.cross_entropy(wdl, wdl_target)
         loss = policy_loss + value_loss
@@ -175,6 +193,8 @@ def main():
         "torch": torch.__version__,
         "net": args.net,
         "threads": torch.get_num_threads(),
+        "device": args.device,
+        "mixed_precision": args.mixed_precision,
         "parameters": parameters,
         "batch": args.batch,
         "steps": len(times),

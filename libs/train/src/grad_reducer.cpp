@@ -8,7 +8,7 @@
 
 namespace chessrl::train {
 
-GradReducer::GradReducer(std::vector<torch::Tensor> params, c10d::ProcessGroup& pg,
+GradReducer::GradReducer(std::vector<torch::Tensor> params, Collectives& pg,
                          std::size_t bucket_bytes, bool overlap)
     : params_(std::move(params)), pg_(pg), overlap_(overlap) {
   bucket_of_.resize(params_.size());
@@ -35,7 +35,8 @@ GradReducer::GradReducer(std::vector<torch::Tensor> params, c10d::ProcessGroup& 
   close();
   if (overlap_)
     for (std::size_t k = 0; k < params_.size(); ++k)
-      hooks_.push_back(params_[k].register_hook([this, k](const torch::Tensor& grad) { on_grad(k, grad); }));
+      hooks_.push_back(
+          params_[k].register_hook([this, k](const torch::Tensor& grad) { on_grad(k, grad); }));
 }
 
 GradReducer::~GradReducer() {

@@ -9,20 +9,20 @@
 // device).
 #pragma once
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/types.h>
 
 #include <cstddef>
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "process_group.h"
 
 namespace chessrl::train {
 
 class GradReducer {
  public:
   // Precondition: the parameters are float32 on one device and require grad.
-  GradReducer(std::vector<torch::Tensor> params, c10d::ProcessGroup& pg, std::size_t bucket_bytes,
+  GradReducer(std::vector<torch::Tensor> params, Collectives& pg, std::size_t bucket_bytes,
               bool overlap);
   ~GradReducer();
   GradReducer(const GradReducer&) = delete;
@@ -52,7 +52,7 @@ class GradReducer {
   void launch(Bucket& b);
 
   std::vector<torch::Tensor> params_;
-  c10d::ProcessGroup& pg_;
+  Collectives& pg_;
   bool overlap_;
   bool last_ = false;
   std::vector<Bucket> buckets_;

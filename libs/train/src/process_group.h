@@ -2,12 +2,19 @@
 // (CPU) or NCCL (CUDA). Internal to libs/train; includes c10d.
 #pragma once
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/types.h>
+#include <torch/version.h>
 
+// LibTorch 2.x split c10d: Gloo and NCCL are Backends (what Python's
+// ProcessGroup dispatches to); in 1.x they are ProcessGroups themselves.
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#endif
 #include <functional>
 #include <string>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "chessrl/core/result.h"
@@ -15,24 +22,34 @@
 
 namespace chessrl::train {
 
+// The collective interface the trainer uses: allreduce, broadcast, getSize.
+#if TORCH_VERSION_MAJOR >= 2
+using Collectives = c10d::Backend;
+#else
+using Collectives = c10d::ProcessGroup;
+#endif
+
 struct Group {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
-  std::string backend;  // "gloo" or "nccl"
+  c10::intrusive_ptr<Collectives> pg;
+  std::string backend;                // "gloo" or "nccl"
+  torch::Device device{torch::kCPU};  // where collectives run: cuda:N for NCCL, else CPU
 };
 
 // Rendezvous: rank 0 serves a TCPStore on master_port; every rank connects,
 // announces itself, and waits until all world_size ranks have (the error
-// names those that never came); then the collective backend connects.
+// names those that never came); then the collective backend connects: NCCL on
+// GPU `cuda_device` when `cuda` and the build has NCCL, else Gloo.
 // Precondition: world_size > 1.
 Result<Group> join_group(const DistributedConfig& config, bool cuda,
-                         const std::function<void(const std::string&)>& log);
+                         const std::function<void(const std::string&)>& log, int cuda_device = 0);
 
 // Blocking collectives that turn c10d's exceptions (a dead peer, a timeout)
-// into Result failures naming the operation.
+// into Result failures naming the operation. `t` may live anywhere: where the
+// group's backend needs another device (NCCL takes CUDA tensors only), it is
+// staged there and the result copied back.
 Result<void> wait_work(const c10::intrusive_ptr<c10d::Work>& work, const char* what);
-Result<void> allreduce(c10d::ProcessGroup& pg, torch::Tensor& t, c10d::ReduceOp op,
-                       const char* what);
-Result<void> broadcast(c10d::ProcessGroup& pg, torch::Tensor& t, int root, const char* what);
+Result<void> allreduce(const Group& g, torch::Tensor& t, c10d::ReduceOp op, const char* what);
+Result<void> broadcast(const Group& g, torch::Tensor& t, int root, const char* what);
 
 }  // namespace chessrl::train

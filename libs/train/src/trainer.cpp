@@ -89,6 +89,19 @@ std::string percent(double part, double whole) {
 
 namespace {
 
+// bf16 autocast on CUDA for the forward pass, on or off (off also drops the
+// cast weights it cached). LibTorch 2.4 made the autocast calls per device type.
+void set_cuda_autocast(bool on) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  if (on) at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCUDA, on);
+#else
+  if (on) at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+  at::autocast::set_enabled(on);
+#endif
+  if (!on) at::autocast::clear_cache();
+}
+
 // One rank's run: the state train() threads through its phases.
 class Run {
  public:
@@ -125,7 +138,7 @@ class Run {
   torch::Device device_{torch::kCPU};
   bool cuda_ = false;
   std::optional<Group> group_;
-  c10d::ProcessGroup* pg_ = nullptr;
+  Collectives* pg_ = nullptr;  // group_->pg, or null with one rank
   nn::Network net_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> opt_;
   std::unique_ptr<GradReducer> reducer_;
@@ -205,13 +218,13 @@ Result<void> Run::load_initial() {
     auto header = torch::tensor({std::int64_t(error.empty() ? std::int64_t(bytes.size()) : -1),
                                  std::int64_t(summary_.resumed)},
                                 torch::kInt64);
-    if (auto r = broadcast(*pg_, header, 0, "broadcast of the initial state"); !r) return r;
+    if (auto r = broadcast(*group_, header, 0, "broadcast of the initial state"); !r) return r;
     const std::int64_t n = header[0].item<std::int64_t>();
     summary_.resumed = header[1].item<std::int64_t>() != 0;
     if (n < 0) return fail(d_.rank == 0 ? error : "rank 0 could not load the initial state");
     auto data = torch::empty({n}, torch::kUInt8);
     if (d_.rank == 0) std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
-    if (auto r = broadcast(*pg_, data, 0, "broadcast of the initial weights"); !r) return r;
+    if (auto r = broadcast(*group_, data, 0, "broadcast of the initial weights"); !r) return r;
     if (d_.rank != 0) bytes.assign(static_cast<const char*>(data.data_ptr()), std::size_t(n));
   } else if (!error.empty()) {
     return fail(error);
@@ -281,7 +294,7 @@ Result<void> Run::agree(std::int64_t& allowed, bool& go) {
   go = !stop_.load();
   if (pg_) {
     auto t = torch::tensor({allowed, std::int64_t(go)}, torch::kInt64);
-    if (auto r = allreduce(*pg_, t, c10d::ReduceOp::MIN, "step agreement"); !r) return r;
+    if (auto r = allreduce(*group_, t, c10d::ReduceOp::MIN, "step agreement"); !r) return r;
     allowed = t[0].item<std::int64_t>();
     go = t[1].item<std::int64_t>() != 0;
   }
@@ -306,15 +319,9 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
     const bool last = m + 1 == o_.accumulate;
     if (reducer_) reducer_->prepare(last);
     const bool autocast = cuda_ && o_.mixed_precision;
-    if (autocast) {
-      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-      at::autocast::set_enabled(true);
-    }
+    if (autocast) set_cuda_autocast(true);
     nn::NetworkOutput out = net_->forward(mb.input);
-    if (autocast) {
-      at::autocast::set_enabled(false);
-      at::autocast::clear_cache();
-    }
+    if (autocast) set_cuda_autocast(false);
     LossTerms losses = compute_losses(out.policy, out.wdl, mb);
     torch::Tensor total = losses.policy + o_.value_loss_weight * losses.value;
     if (last && pg_) {
@@ -362,7 +369,7 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   auto losses = torch::stack({policy_sum, value_sum}).to(torch::kCPU).to(torch::kFloat64) /
                 double(o_.accumulate);
   if (pg_) {
-    if (auto r = allreduce(*pg_, losses, c10d::ReduceOp::SUM, "loss all-reduce"); !r)
+    if (auto r = allreduce(*group_, losses, c10d::ReduceOp::SUM, "loss all-reduce"); !r)
       return fail(r.error());
     losses /= double(d_.world_size);
   }
@@ -404,7 +411,7 @@ Result<void> Run::check_hash() {
   const std::uint64_t h = weights_hash(snapshot()) & ((1ULL << 62) - 1);
   if (!pg_) return {};
   auto t = torch::tensor({std::int64_t(h), -std::int64_t(h)}, torch::kInt64);
-  if (auto r = allreduce(*pg_, t, c10d::ReduceOp::MAX, "weights hash check"); !r) return r;
+  if (auto r = allreduce(*group_, t, c10d::ReduceOp::MAX, "weights hash check"); !r) return r;
   const std::int64_t hi = t[0].item<std::int64_t>(), lo = -t[1].item<std::int64_t>();
   if (hi != lo)
     return fail("weights differ between ranks after step " + std::to_string(step_) +
@@ -447,7 +454,8 @@ Result<TrainSummary> Run::run() {
     return fail("rank " + std::to_string(d_.rank) + " is outside [0, " + std::to_string(d_.world_size) + ")");
   if (auto r = setup_device(); !r) return fail(r.error());
   if (d_.world_size > 1) {
-    auto g = join_group(d_, cuda_, [this](const std::string& l) { log(l); });
+    auto g = join_group(
+        d_, cuda_, [this](const std::string& l) { log(l); }, cuda_ ? device_.index() : 0);
     if (!g) return fail(g.error());
     group_ = std::move(*g);
     pg_ = group_->pg.get();

@@ -75,10 +75,11 @@ bool UciEngine::handle(std::string_view line) {
     std::size_t i = 0;
     while (i < tokens.size() && !is_command(tokens[i])) ++i;
     if (i == tokens.size()) {
-      info_string("unknown command " + quoted(tokens[0]));
+      info_string("unknown command " + text::quoted(tokens[0]));
       return true;
     }
-    if (i > 0) info_string("ignoring unknown " + quoted(join(tokens, 0, i)) + " before a command");
+    if (i > 0)
+      info_string("ignoring unknown " + text::quoted(join(tokens, 0, i)) + " before a command");
     const std::vector<std::string_view> args(tokens.begin() + std::ptrdiff_t(i) + 1, tokens.end());
     dispatch(tokens[i], args, line);
   } catch (const std::exception& e) {
@@ -174,7 +175,7 @@ void UciEngine::cmd_setoption(const std::vector<std::string_view>& args, std::st
   const std::string key = lower(name);
 
   auto bad_int = [&](int lo, int hi) {
-    info_string("option " + name + ": " + quoted(value) + " is not an integer in [" +
+    info_string("option " + name + ": " + text::quoted(value) + " is not an integer in [" +
                 std::to_string(lo) + ", " + std::to_string(hi) + "]");
   };
   auto int_in = [&](int lo, int hi) -> std::optional<int> {
@@ -204,7 +205,7 @@ void UciEngine::cmd_setoption(const std::vector<std::string_view>& args, std::st
     mcts::SearchParams params = params_;
     if (v) params.cpuct = *v;
     if (!v || !params.validate()) {
-      info_string("option CPuct: " + quoted(value) + " is not a number > 0");
+      info_string("option CPuct: " + text::quoted(value) + " is not a number > 0");
       return;
     }
     params_ = params;
@@ -214,10 +215,10 @@ void UciEngine::cmd_setoption(const std::vector<std::string_view>& args, std::st
     } else if (iequals(value, "false")) {
       show_wdl_ = false;
     } else {
-      info_string("option UCI_ShowWDL: " + quoted(value) + " is not true or false");
+      info_string("option UCI_ShowWDL: " + text::quoted(value) + " is not true or false");
     }
   } else {
-    info_string("unknown option " + quoted(name));
+    info_string("unknown option " + text::quoted(name));
   }
 }
 
@@ -238,26 +239,27 @@ void UciEngine::cmd_position(const std::vector<std::string_view>& args) {
     }
     fen = join(args, 1, i);
   } else {
-    info_string("position needs 'startpos' or 'fen <FEN>', got " + quoted(args[0]) +
+    info_string("position needs 'startpos' or 'fen <FEN>', got " + text::quoted(args[0]) +
                 "; position unchanged");
     return;
   }
   auto parsed = chess::Position::from_fen(fen);
   if (!parsed) {
-    info_string("bad FEN " + quoted(fen) + ": " + parsed.error() + "; position unchanged");
+    info_string("bad FEN " + text::quoted(fen) + ": " + parsed.error() + "; position unchanged");
     return;
   }
   chess::Position pos = std::move(parsed).value();
   const std::string base = pos.fen();
   if (i < args.size() && !iequals(args[i], "moves")) {
-    info_string("position: expected 'moves', got " + quoted(args[i]) + "; position unchanged");
+    info_string("position: expected 'moves', got " + text::quoted(args[i]) +
+                "; position unchanged");
     return;
   }
   std::vector<Move> moves;
   for (std::size_t k = i + 1; k < args.size(); ++k) {
     auto m = chess::parse_uci(pos, args[k]);
     if (!m) {
-      info_string("bad move " + quoted(args[k]) + " (move " + std::to_string(k - i) +
+      info_string("bad move " + text::quoted(args[k]) + " (move " + std::to_string(k - i) +
                   " of the list): " + m.error() + "; position unchanged");
       return;
     }
@@ -304,14 +306,14 @@ void UciEngine::cmd_go(const std::vector<std::string_view>& args) {
     if (key == "nodes") slot = &nodes;
     const bool ignored = key == "depth" || key == "mate";
     if (!slot && !ignored) {
-      info_string("go: unknown parameter " + quoted(args[i]) + "; go ignored");
+      info_string("go: unknown parameter " + text::quoted(args[i]) + "; go ignored");
       return;
     }
     std::optional<std::int64_t> v;
     if (i + 1 < args.size()) v = parse_int<std::int64_t>(args[i + 1]);
     if (!v) {
       info_string("go: " + key + " needs an integer" +
-                  (i + 1 < args.size() ? ", got " + quoted(args[i + 1]) : std::string()) +
+                  (i + 1 < args.size() ? ", got " + text::quoted(args[i + 1]) : std::string()) +
                   "; go ignored");
       return;
     }
@@ -409,8 +411,8 @@ bool UciEngine::ensure_backend() {
     return true;
   } catch (const std::exception& e) {
     std::string text = "cannot load the network (Model " +
-                       (model_.empty() ? std::string("<empty>") : quoted(model_)) + ", Threads " +
-                       std::to_string(threads_) + "): " + e.what();
+                       (model_.empty() ? std::string("<empty>") : text::quoted(model_)) +
+                       ", Threads " + std::to_string(threads_) + "): " + e.what();
     if (evaluator_) {
       text += "; keeping the previous network";
       model_ = loaded_model_;

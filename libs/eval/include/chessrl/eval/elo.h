@@ -18,8 +18,8 @@ struct MatchScore {
   std::array<int, 5> pairs{};
 
   int games() const { return wins + draws + losses; }
-  int paired() const;      // number of pairs counted
-  double score() const;    // (wins + draws / 2) / games; 0.5 with no games
+  int paired() const;    // number of pairs counted
+  double score() const;  // (wins + draws / 2) / games; 0.5 with no games
   void add(const MatchScore& other);
 };
 
@@ -33,22 +33,26 @@ struct EloEstimate {
   std::string to_string() const;
 };
 
-// The Elo difference for an expected score in (0, 1): -400 log10(1/s - 1).
-// Scores of 0 or 1 are clamped to [1/(2n+2)... ] by the caller; here they
-// clamp to +-kMaxElo.
+// The Elo difference for an expected score in (0, 1): -400 log10(1/s - 1),
+// clamped to +-kMaxElo (so a score of 0 or 1 gives -kMaxElo or +kMaxElo).
 double elo_from_score(double score);
 inline constexpr double kMaxElo = 1200;
 
 // Elo with a 95% interval from the score's standard error: from the variance
 // of pair scores when pairs are counted (pentanomial: pairs share an opening,
-// so this is the honest error), else from the per-game trinomial variance.
+// so this is the honest error), else from the per-game trinomial variance;
+// the interval is elo_from_score(score +- 1.96 standard errors). Games outside
+// a complete pair (a stopped match) count in the score, not the variance.
 // A perfect or zero score is shrunk by half a game so the estimate stays
 // finite; bounds are clamped to +-kMaxElo. No games: all zero, score 0.5.
 EloEstimate estimate_elo(const MatchScore& score);
 
 // Log-likelihood ratio of H1 (elo = elo1) against H0 (elo = elo0) for the
 // observed score (the normal approximation used by fishtest, on pairs when
-// counted, else on games). Stop when it leaves (lower, upper):
+// counted, else on games): N / (2 var) * ((s - s0)^2 - (s - s1)^2), with s
+// the score, var its per-pair (or per-game) variance, floored at 1e-4 so a run
+// of identical results stays finite, and s0, s1 the logistic expected scores
+// of elo0, elo1. 0 with no games. Stop when it leaves (lower, upper):
 //   lower = log(beta / (1 - alpha)), upper = log((1 - beta) / alpha).
 double sprt_llr(const MatchScore& score, double elo0, double elo1);
 

@@ -1,8 +1,10 @@
 // Matches between two players: pairs of games from the built-in openings,
 // each opening played once with each colour, on several threads at once.
 // Games end by the rules (chessrl::chess::game_result), at a move limit (a
-// draw), or by forfeit when a player fails to move (the other side wins; the
-// PGN says why).
+// draw, Termination::kMoveLimit), or by forfeit when a player fails to move,
+// fails new_game() or plays an illegal move (the other side wins; the result's
+// reason is Termination::kAdjudication, MatchGame::forfeit and the PGN's
+// Termination "forfeit" and Forfeit tags say why).
 #pragma once
 
 #include <atomic>
@@ -22,11 +24,14 @@ namespace chessrl::eval {
 // A small built-in opening set: FENs a few moves into common, balanced
 // openings (both sides' main lines), so paired games start varied and fair.
 const std::vector<std::string>& opening_fens();
+// The name of opening_fens()[index] ("Ruy Lopez"), for the PGN Opening tag;
+// "?" out of range.
+std::string opening_name(std::size_t index);
 
 struct MatchOptions {
-  int pairs = 8;        // games = 2 * pairs; pair i uses opening i mod the set
-  int threads = 2;      // games played at once (each thread makes its own players)
-  int max_plies = 300;  // a game still going after this many plies is a draw
+  int pairs = 8;           // games = 2 * pairs; pair i uses opening (seed + i) mod the set
+  int threads = 2;         // games played at once (each thread makes its own players)
+  int max_plies = 300;     // a game still going after this many plies is a draw
   std::uint64_t seed = 1;  // rotates which opening the first pair gets
   std::string event = "chessrl match";
   Result<void> validate() const;
@@ -38,13 +43,16 @@ struct MatchGame {
   chess::GameResult result;
   double first_score = 0.5;  // 1, 0.5 or 0 for the first player
   std::string forfeit;       // why a player forfeited; empty otherwise
-  chess::PgnGame pgn;        // with White/Black names, Opening FEN, Termination
+  // Event, Date, Round "pair.game" (from 1), White/Black names, the opening's
+  // FEN (start_fen) and moves, and tags Opening, Termination, Forfeit (only
+  // for a forfeit) and PlyCount.
+  chess::PgnGame pgn;
 };
 
 struct MatchResult {
-  MatchScore score;  // the first player's, with pair counts
+  MatchScore score;              // the first player's, with pair counts
   std::vector<MatchGame> games;  // by pair, then the first player as White first
-  int forfeits = 0;
+  int forfeits = 0;              // games that ended by a forfeit (either side's)
   EloEstimate elo() const { return estimate_elo(score); }
 };
 

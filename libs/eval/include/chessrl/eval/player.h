@@ -46,14 +46,16 @@ using PlayerFactory = std::function<Result<std::unique_ptr<Player>>()>;
 // Uniformly random legal moves; seeded, so a game against it is reproducible.
 std::unique_ptr<Player> make_random_player(std::uint64_t seed);
 
-// One ply of material: the move after which the mover's material (P 1, N 3,
-// B 3, R 5, Q 9; a mate scores above everything, a stalemate or other draw
-// as 0) is highest, ties broken at random.
+// One ply of material: the move after which the mover's material balance
+// (its material minus the opponent's: P 1, N 3, B 3, R 5, Q 9; a mate scores
+// above everything, a stalemate or other draw as 0) is highest, ties broken
+// at random.
 std::unique_ptr<Player> make_greedy_player(std::uint64_t seed);
 
-// A network searching with PUCT. No root noise; the most visited move, or
-// for the first `random_plies` plies a move drawn in proportion to visits
-// (temperature 1), so games from one opening differ.
+// A network searching with PUCT from a fresh tree each move. No root noise;
+// the best move (mcts::Search::best_move), or for the first `random_plies`
+// plies of the game (GameState::moves) a move drawn in proportion to visits
+// (temperature 1, mcts::choose_move), so games from one opening differ.
 struct MctsPlayerOptions {
   mcts::SearchParams search;  // noise_fraction is forced to 0
   int visits = 64;            // root visits per move

@@ -9,7 +9,9 @@
 // This definition interposes on pthread_attr_setstacksize for the whole
 // process (the executable's symbol wins over libc's) and adds 512 KiB to every
 // explicit stack size, then calls glibc's. It must be linked into the
-// executable itself (not a static library, which would drop it as unused).
+// executable itself (not a static library, which would drop it as unused):
+// the OBJECT library chessrl::thread_stack, linked PRIVATE into every program
+// that serves /metrics (libs/metrics/CMakeLists.txt).
 #include <dlfcn.h>
 #include <pthread.h>
 

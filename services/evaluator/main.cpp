@@ -1,0 +1,94 @@
+// chessrl-evaluator: plays each new model version from the registry against
+// the current best (gating: paired openings, colours swapped, Elo with a 95%
+// interval, promotion of the winner to `best`) and against fixed anchors (a
+// random mover, a one-ply material player, UCI engines given with --engine).
+// Options come from flags, CHESSRL_* variables and a YAML --config file (flag
+// > env > file > default). Serves /metrics and /healthz on --metrics-listen.
+//
+// With --once it evaluates the latest version (if not done yet), prints one
+// JSON line on stdout and exits 0. SIGTERM or SIGINT stops the match in
+// progress (nothing of it is written) and exits 0. Bad options exit 2, fatal
+// errors 1; logs go to stderr.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "chessrl/config/config.h"
+#include "chessrl/core/stop_signals.h"
+#include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/gpu_sampler.h"
+#include "chessrl/metrics/registry.h"
+#include "evaluator.h"
+
+namespace {
+
+namespace ev = chessrl::evaluator;
+
+int run(ev::EvaluatorOptions options, chessrl::StopSignals& signals) {
+  chessrl::metrics::Registry registry;
+  chessrl::metrics::add_build_info(registry);
+  auto evaluator = ev::Evaluator::create(std::move(options), registry);
+  if (!evaluator.ok()) {
+    ev::log_to_stderr(evaluator.error());
+    return 2;
+  }
+  ev::Evaluator& e = **evaluator;
+  const std::string& listen = e.options().metrics_listen;
+  std::unique_ptr<chessrl::metrics::GpuSampler> gpu;
+  std::unique_ptr<chessrl::metrics::Exposer> exposer;
+  if (!listen.empty() && listen != "off") {
+    gpu = std::make_unique<chessrl::metrics::GpuSampler>(registry, std::chrono::seconds(5));
+    exposer =
+        std::make_unique<chessrl::metrics::Exposer>(registry, listen, [&e] { return e.health(); });
+    ev::log_to_stderr("metrics on port " + std::to_string(exposer->port()));
+  }
+
+  if (e.options().once) {
+    ev::Evaluation evaluation = e.evaluate_latest(signals.flag());
+    switch (evaluation.outcome) {
+      case ev::Evaluation::Outcome::kDone:
+        if (!evaluation.report.evaluated) ev::log_to_stderr(evaluation.report.note);
+        std::printf("%s\n", ev::to_json_line(evaluation.report).c_str());
+        std::fflush(stdout);
+        return 0;
+      case ev::Evaluation::Outcome::kStopped:
+        ev::log_to_stderr("stopped; nothing of this evaluation was written");
+        return 0;
+      case ev::Evaluation::Outcome::kRetry:
+      case ev::Evaluation::Outcome::kFatal:
+        ev::log_to_stderr(evaluation.error);
+        return 1;
+    }
+  }
+  if (auto done = e.run(signals.flag()); !done.ok()) {
+    ev::log_to_stderr(done.error());
+    return 1;
+  }
+  ev::log_to_stderr("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  chessrl::StopSignals signals(
+      "chessrl-evaluator", "stopping (a match in progress is dropped: nothing of it is written)");
+  CLI::App app{
+      "chessrl-evaluator: plays each new model version against the best (promoting "
+      "winners) and against fixed anchors; Elo to /metrics, games to PGN"};
+  ev::EvaluatorOptions options;
+  ev::add_options(app, options);
+  chessrl::config::finish(app);
+  CLI11_PARSE(app, argc, argv);
+  if (auto valid = options.validate(); !valid.ok()) {
+    ev::log_to_stderr(valid.error());
+    return 2;
+  }
+  try {
+    return run(std::move(options), signals);
+  } catch (const std::exception& e) {
+    ev::log_to_stderr(e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,35 @@
+// EvaluatorMetrics: the evaluator's Prometheus series. Opponent labels are
+// "best" (the gating match) and the anchors' labels, a set fixed at start-up,
+// so they stay bounded. Thread-safe (the series are atomics).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "chessrl/eval/match.h"
+#include "chessrl/metrics/registry.h"
+
+namespace chessrl::evaluator {
+
+class EvaluatorMetrics {
+ public:
+  explicit EvaluatorMetrics(metrics::Registry& registry);
+
+  // A finished match of the candidate against `opponent` (scores from the
+  // candidate's side, which played first): the Elo gauges, games by result,
+  // forfeits by side, the match count and its time.
+  void on_match(const std::string& opponent, const eval::MatchResult& result, double seconds);
+  void on_evaluated(std::uint64_t version) { model_version.set(static_cast<double>(version)); }
+  void on_best(std::uint64_t version, bool promoted);
+
+  metrics::Counter& matches_total;
+  metrics::Counter& promotions_total;
+  metrics::Counter& match_seconds_total;
+  metrics::Gauge& model_version;
+  metrics::Gauge& best_version;
+
+ private:
+  metrics::Registry& registry_;
+};
+
+}  // namespace chessrl::evaluator

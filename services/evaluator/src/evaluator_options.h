@@ -1,0 +1,59 @@
+// The evaluator's settings: one field per command-line option (CLI11; the
+// same names as CHESSRL_* variables and --config keys), their checks, and the
+// anchor list they describe. Plain data; add_options() binds the fields of a
+// Settings object that must outlive the parse.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "chessrl/core/result.h"
+
+namespace chessrl::evaluator {
+
+struct EvaluatorOptions {
+  // Where models come from, where status goes.
+  std::string registry = "127.0.0.1:50051";
+  std::string metrics_listen = "0.0.0.0:9104";  // "" or "off": no /metrics
+  int rpc_deadline_s = 60;                      // per registry call attempt
+  int poll_s = 5;                               // the idle loop asks the registry this often
+  int unhealthy_after_s = 60;  // /healthz says 503 once the registry has failed this long
+
+  // The players: MCTS over each model.
+  int visits = 64;
+  int leaves = 8;
+  int random_plies = 2;  // plies sampled by visits at the start, so paired games vary
+  std::string device = "cpu";
+  int nn_threads = 0;  // LibTorch CPU threads per forward pass (0: its split)
+
+  // The matches.
+  int threads = 2;  // games played at once
+  int max_plies = 300;
+  int pairs = 8;               // gating match: 2 * pairs games against the best
+  double promote_score = 0.5;  // promoted when the candidate scores above this
+  int anchor_pairs = 4;        // gauntlet: 2 * anchor_pairs games per anchor
+  std::string anchors = "random,greedy";
+  std::vector<std::string> engines;  // more anchors, each as eval::parse_anchor reads it
+  int gauntlet_every = 1;            // every N evaluated versions (0: never)
+  std::uint64_t seed = 1;
+
+  // What is kept.
+  std::string state_dir = "evaluator";
+  bool save_models = true;
+
+  bool once = false;  // evaluate the latest version, print a JSON line, exit
+
+  // Every anchor spec in order (--anchors split at commas, then --engine),
+  // without duplicates.
+  std::vector<std::string> anchor_specs() const;
+  // Checks ranges and that every anchor spec parses; the error names the
+  // option and the spec.
+  Result<void> validate() const;
+};
+
+// Adds every option to `app` (call chessrl::config::finish after).
+void add_options(CLI::App& app, EvaluatorOptions& options);
+
+}  // namespace chessrl::evaluator

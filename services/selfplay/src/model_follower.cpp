@@ -1,0 +1,204 @@
+#include "model_follower.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/torch_network.h"
+
+namespace chessrl::selfplay_service {
+
+namespace {
+
+constexpr std::chrono::milliseconds kRetryMin{500};
+constexpr std::chrono::milliseconds kRetryMax{30000};
+
+Result<PlayingModel> from_checkpoint(const nn::Checkpoint& checkpoint, std::uint64_t version,
+                                     const nn::TorchBackendOptions& options) {
+  auto backend = nn::make_torch_backend(checkpoint, options);
+  if (!backend.ok()) return fail(backend.error());
+  PlayingModel model;
+  model.backend = std::shared_ptr<nn::InferenceBackend>(std::move(backend).value());
+  model.version = version;
+  model.description = model.backend->describe();
+  return model;
+}
+
+}  // namespace
+
+PlayingModel uniform_model() {
+  PlayingModel model;
+  model.backend = std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kUniform);
+  model.description = "bootstrap: " + model.backend->describe();
+  return model;
+}
+
+Result<PlayingModel> fresh_network_model(const nn::NetworkConfig& config, std::uint64_t seed,
+                                         const nn::TorchBackendOptions& options) {
+  nn::Network network = nn::make_network(config, seed);
+  network->eval();
+  auto model = from_checkpoint(nn::to_checkpoint(network, {}), 0, options);
+  if (model.ok()) model->description = "bootstrap: fresh random " + model->description;
+  return model;
+}
+
+Result<PlayingModel> load_model(std::string_view bytes, std::uint64_t version,
+                                const nn::TorchBackendOptions& options) {
+  auto checkpoint = nn::parse_checkpoint(bytes);
+  if (!checkpoint.ok()) return fail("not a usable checkpoint: " + checkpoint.error());
+  return from_checkpoint(*checkpoint, version, options);
+}
+
+Result<PlayingModel> model_from_file(const std::string& path,
+                                     const nn::TorchBackendOptions& options) {
+  auto checkpoint = nn::load_checkpoint_file(path);
+  if (!checkpoint.ok()) return fail("--model " + path + ": " + checkpoint.error());
+  const auto version =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, checkpoint->info.version));
+  auto model = from_checkpoint(*checkpoint, version, options);
+  if (!model.ok()) return fail("--model " + path + ": " + model.error());
+  model->description =
+      "version " + std::to_string(version) + " (" + model->description + ", " + path + ")";
+  return model;
+}
+
+ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch,
+                             LogFunction log)
+    : options_(std::move(registry)), torch_(std::move(torch)), log_(std::move(log)) {
+  channel_ = rpc::make_channel(options_);
+  client_ = std::make_unique<rpc::ModelRegistryClient>(options_, channel_);
+  load_thread_ = std::thread([this] { load_loop(); });
+  watch_thread_ = std::thread([this] {
+    client_->watch(
+        0,
+        [this](const v1::ModelInfo& info) {
+          std::lock_guard lock(mutex_);
+          if (info.version() > newest_) {
+            newest_ = info.version();
+            changed_.notify_all();
+          }
+          return !stop_.load();
+        },
+        stop_);
+  });
+}
+
+ModelFollower::~ModelFollower() {
+  stop_ = true;
+  {
+    std::lock_guard lock(mutex_);
+    changed_.notify_all();
+  }
+  watch_thread_.join();
+  load_thread_.join();
+}
+
+void ModelFollower::wait_settled(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [this] { return settled_; });
+}
+
+std::optional<ModelFollower::Pending> ModelFollower::take() {
+  std::lock_guard lock(mutex_);
+  if (!pending_) return std::nullopt;
+  std::optional<Pending> out = std::move(pending_);
+  pending_.reset();
+  playing_ = out->model.version;
+  ready_ = false;
+  changed_.notify_all();
+  return out;
+}
+
+void ModelFollower::settle() {
+  settled_ = true;
+  changed_.notify_all();
+}
+
+void ModelFollower::load_loop() {
+  // Start-up: one quick question, so self-play starts on the latest model
+  // rather than swapping to it right after starting.
+  {
+    rpc::ClientOptions once = options_;
+    once.attempts = 1;
+    rpc::ModelRegistryClient quick(once, channel_);
+    auto latest = quick.latest();
+    std::lock_guard lock(mutex_);
+    if (!latest.ok()) {
+      log_("model registry at " + options_.address + " not reachable yet (" + latest.error() +
+           "); starting with the bootstrap model and following it when it answers");
+    } else if (latest->has_value()) {
+      newest_ = std::max(newest_, (*latest)->version());
+    } else {
+      log_("model registry at " + options_.address +
+           " has no model yet; starting with the bootstrap model");
+    }
+    if (newest_ == 0) settle();
+  }
+
+  std::chrono::milliseconds backoff{0};
+  Clock::time_point retry_at{};
+  bool failing = false;
+  for (;;) {
+    std::uint64_t version = 0;
+    {
+      std::unique_lock lock(mutex_);
+      auto can_load = [&] {
+        return stop_.load() || (newest_ > attempted_ && newest_ > playing_ && !pending_);
+      };
+      if (retry_at > Clock::now()) {
+        changed_.wait_until(lock, retry_at, [&] { return stop_.load(); });
+        if (stop_.load()) return;
+      }
+      changed_.wait(lock, can_load);
+      if (stop_.load()) return;
+      version = newest_;
+    }
+
+    auto got = client_->get(version);
+    if (!got.ok()) {
+      const bool missing = got.error().find("NOT_FOUND") != std::string::npos;
+      std::lock_guard lock(mutex_);
+      if (missing) {
+        log_("model version " + std::to_string(version) + " is gone from the registry (" +
+             got.error() + "); skipped");
+        attempted_ = std::max(attempted_, version);
+      } else {
+        backoff = failing ? std::min(backoff * 2, kRetryMax) : kRetryMin;
+        if (!failing) {
+          log_("cannot download model version " + std::to_string(version) + " (" + got.error() +
+               "); retrying with backoff");
+        }
+        failing = true;
+        retry_at = Clock::now() + backoff;
+      }
+      settle();
+      continue;
+    }
+    if (failing) log_("model registry answers again");
+    failing = false;
+
+    const auto started = Clock::now();
+    auto model = load_model(got->second, version, torch_);
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    std::lock_guard lock(mutex_);
+    attempted_ = std::max(attempted_, version);
+    if (!model.ok()) {
+      log_("model version " + std::to_string(version) +
+           " is unusable, skipped (self-play stays on "
+           "version " +
+           std::to_string(playing_) + "): " + model.error());
+    } else {
+      char timing[64];
+      std::snprintf(timing, sizeof timing, " in %.2f s", seconds);
+      model->description = "version " + std::to_string(version) + " (" + model->description + ")";
+      log_("model " + model->description + " downloaded (" + std::to_string(got->second.size()) +
+           " bytes) and built" + timing + "; self-play takes it up between games");
+      pending_ = Pending{std::move(model).value(), Clock::now()};
+      ready_ = true;
+    }
+    settle();
+  }
+}
+
+}  // namespace chessrl::selfplay_service

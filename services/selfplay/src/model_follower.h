@@ -1,0 +1,97 @@
+// The networks self-play plays with, and ModelFollower, which keeps up with
+// the model registry: a watch thread notes each new version (WatchModels), a
+// loader thread downloads the newest one newer than the one playing, parses
+// it and builds its backend while self-play goes on, then raises ready(): the
+// runner's drain flag. A model that does not parse or build is logged and
+// skipped (self-play stays on the old one); a download that fails is retried
+// with backoff. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "chessrl/core/result.h"
+#include "chessrl/nn/backend.h"
+#include "chessrl/nn/network_config.h"
+#include "chessrl/nn/torch_backend.h"
+#include "chessrl/rpc/clients.h"
+
+namespace chessrl::selfplay_service {
+
+// A network to play with. Version 0: none from the registry (a bootstrap).
+struct PlayingModel {
+  std::shared_ptr<nn::InferenceBackend> backend;
+  std::uint64_t version = 0;
+  std::string description;  // for logs: "version 3 (libtorch cpu fp32 6x64 nhwc)"
+};
+
+// No network: uniform priors and even values.
+PlayingModel uniform_model();
+// A fresh network with random weights from `seed`.
+Result<PlayingModel> fresh_network_model(const nn::NetworkConfig& config, std::uint64_t seed,
+                                         const nn::TorchBackendOptions& options);
+// A checkpoint's bytes as registry version `version`; errors say what is wrong
+// (not a checkpoint, corrupt, an architecture that does not build, a device).
+Result<PlayingModel> load_model(std::string_view bytes, std::uint64_t version,
+                                const nn::TorchBackendOptions& options);
+// A checkpoint file, with the version written in it; errors name the path.
+Result<PlayingModel> model_from_file(const std::string& path,
+                                     const nn::TorchBackendOptions& options);
+
+class ModelFollower {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using LogFunction = std::function<void(const std::string&)>;
+  struct Pending {
+    PlayingModel model;
+    Clock::time_point ready_at;  // when ready() was raised
+  };
+
+  // Starts the threads: the first thing the loader does is ask for the
+  // latest version once.
+  ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch, LogFunction log);
+  ~ModelFollower();  // stops and joins the threads (a download in flight ends first)
+  ModelFollower(const ModelFollower&) = delete;
+  ModelFollower& operator=(const ModelFollower&) = delete;
+
+  // Waits up to `timeout` for the start-up answer: the latest model loaded
+  // (take() has it), or none published, bad, or the registry unreachable.
+  void wait_settled(std::chrono::milliseconds timeout);
+  // True while a newer model waits in take(): pass it to GameRunner::run as
+  // the drain flag.
+  const std::atomic<bool>& ready() const { return ready_; }
+  // The waiting model, which from now on counts as the one playing; clears ready().
+  std::optional<Pending> take();
+
+ private:
+  void load_loop();
+  void settle();
+
+  rpc::ClientOptions options_;
+  nn::TorchBackendOptions torch_;
+  LogFunction log_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<rpc::ModelRegistryClient> client_;
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> ready_{false};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::uint64_t newest_ = 0;     // the newest version the registry has shown
+  std::uint64_t attempted_ = 0;  // the newest version loaded or found bad
+  std::uint64_t playing_ = 0;
+  std::optional<Pending> pending_;
+  bool settled_ = false;
+  std::thread watch_thread_, load_thread_;
+};
+
+}  // namespace chessrl::selfplay_service

@@ -1,0 +1,301 @@
+#include "selfplay_service.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "chessrl/core/error.h"
+#include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/gpu_sampler.h"
+#include "chessrl/rpc/clients.h"
+#include "chessrl/selfplay/game_runner.h"
+#include "game_conversion.h"
+#include "game_pusher.h"
+#include "model_follower.h"
+#include "replica.h"
+
+namespace chessrl::selfplay_service {
+
+namespace {
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string hex(std::uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// A channel that, after an outage, reconnects within seconds of the server's
+// return (gRPC's default reconnect backoff grows to two minutes).
+std::shared_ptr<grpc::Channel> reconnecting_channel(const rpc::ClientOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  return grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
+}
+
+// Pushes through the replay client; a call made while flushing (a finite
+// deadline) tries once and gives up by the deadline.
+PushFunction replay_push(const Settings& s) {
+  rpc::ClientOptions options;
+  options.address = s.replay;
+  options.deadline = std::chrono::seconds(s.rpc_deadline_s);
+  options.attempts = 3;
+  options.backoff_max = std::chrono::milliseconds(1000);
+  auto channel = reconnecting_channel(options);
+  return [options, channel](const v1::PushGamesRequest& request,
+                            Clock::time_point deadline) -> Result<v1::PushGamesReply> {
+    rpc::ClientOptions call = options;
+    if (deadline != Clock::time_point::max()) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return fail("no time left to push");
+      call.attempts = 1;
+      call.deadline = std::min(call.deadline, left);
+    }
+    return rpc::ReplayClient(call, channel).push_games(request);
+  };
+}
+
+// Counts kept beside the metrics for the progress line.
+struct Totals {
+  std::atomic<std::uint64_t> games{0}, positions{0}, evals{0}, batches{0};
+  std::atomic<std::uint64_t> model_version{0};
+};
+
+// A progress line every `interval` with the rates over it.
+class ProgressLogger {
+ public:
+  ProgressLogger(const SelfplayService& service, const Totals& totals, const GamePusher& pusher,
+                 std::chrono::seconds interval)
+      : service_(service), totals_(totals), pusher_(pusher), interval_(interval) {
+    if (interval_.count() > 0) thread_ = std::thread([this] { loop(); });
+  }
+  ~ProgressLogger() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    auto last = Clock::now();
+    std::uint64_t games = 0, positions = 0, evals = 0, batches = 0;
+    while (!wake_.wait_for(lock, interval_, [this] { return done_; })) {
+      const double t = seconds_since(last);
+      last = Clock::now();
+      const std::uint64_t g = totals_.games, p = totals_.positions, e = totals_.evals,
+                          b = totals_.batches;
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "games %llu (%.0f games/h), %.1f positions/s, %.0f evals/s, mean batch %.1f, "
+                    "model version %llu, %zu games buffered",
+                    static_cast<unsigned long long>(g), 3600.0 * double(g - games) / t,
+                    double(p - positions) / t, double(e - evals) / t,
+                    b > batches ? double(e - evals) / double(b - batches) : 0.0,
+                    static_cast<unsigned long long>(totals_.model_version.load()),
+                    pusher_.buffered());
+      service_.log(line);
+      games = g, positions = p, evals = e, batches = b;
+    }
+  }
+
+  const SelfplayService& service_;
+  const Totals& totals_;
+  const GamePusher& pusher_;
+  std::chrono::seconds interval_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
+    : games(r.counter("chessrl_selfplay_games_total", "Self-play games finished")),
+      positions(r.counter("chessrl_selfplay_positions_total", "Moves played in finished games")),
+      batch_size(r.histogram("chessrl_inference_batch_size", "Positions per forward pass",
+                             metrics::exponential_buckets(1, 2, 11))),
+      evals(r.counter("chessrl_inference_evals_total", "Positions through the network")),
+      forward_seconds(r.counter("chessrl_inference_forward_seconds_total",
+                                "Seconds spent in forward passes (summed over evaluator workers)")),
+      model_version(r.gauge("chessrl_model_version",
+                            "Registry version of the model playing (0: a bootstrap, none)")),
+      model_swaps(r.counter("chessrl_selfplay_model_swaps_total",
+                            "Times self-play switched to a newer model")),
+      drain_seconds(r.counter("chessrl_selfplay_drain_seconds_total",
+                              "Seconds spent finishing the games in progress before a switch")) {}
+
+SelfplayService::SelfplayService(Settings settings, const std::atomic<bool>& stop)
+    : settings_(std::move(settings)),
+      stop_(stop),
+      prefix_("chessrl-selfplay[" + settings_.replica + "]: ") {}
+
+void SelfplayService::log(const std::string& line) const {
+  std::fprintf(stderr, "%s%s\n", prefix_.c_str(), line.c_str());
+}
+
+int SelfplayService::run() {
+  const Settings& s = settings_;
+  const std::uint64_t seed = choose_seed(s.replica, s.fixed_seed);
+  log("replica " + s.replica + ", seed " + hex(seed) +
+      (s.fixed_seed ? " (from --seed)" : " (fresh at this start)"));
+
+  metrics::Registry registry;
+  metrics::add_build_info(registry);
+  SelfplayMetrics metrics(registry);
+  metrics::GpuSampler gpus(registry, std::chrono::seconds(5));
+  Totals totals;
+
+  std::mutex failure_mutex;
+  std::string failure;
+  auto log_fn = [this](const std::string& line) { log(line); };
+  GamePusher pusher(replay_push(s), s.push, registry, log_fn);
+
+  std::unique_ptr<metrics::Exposer> exposer;
+  if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
+    exposer = std::make_unique<metrics::Exposer>(registry, s.metrics_listen, [&]() -> std::string {
+      {
+        std::lock_guard lock(failure_mutex);
+        if (!failure.empty()) return "self-play failed: " + failure;
+      }
+      const std::size_t held = pusher.buffered();
+      if (held * 10 > pusher.capacity() * 9) {
+        return "push buffer " + std::to_string(held) + "/" + std::to_string(pusher.capacity()) +
+               " games full: the replay service at " + s.replay + " is not taking games";
+      }
+      return "";
+    });
+    log("metrics on port " + std::to_string(exposer->port()));
+  }
+
+  // The first model: pinned, the registry's latest, or a bootstrap.
+  std::unique_ptr<ModelFollower> follower;
+  std::optional<PlayingModel> model;
+  if (!s.model.empty()) {
+    model = model_from_file(s.model, s.torch).value_or_throw();
+    log("playing with the pinned model " + model->description + "; not following the registry");
+  } else {
+    rpc::ClientOptions registry_options;
+    registry_options.address = s.registry;
+    registry_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
+    registry_options.attempts = 3;
+    log("following the model registry at " + s.registry);
+    follower = std::make_unique<ModelFollower>(registry_options, s.torch, log_fn);
+    follower->wait_settled(std::chrono::seconds(s.rpc_deadline_s) + std::chrono::seconds(5));
+    if (auto pending = follower->take()) model = std::move(pending->model);
+  }
+  if (!model) {
+    model = s.bootstrap_net ? fresh_network_model(*s.bootstrap_net, seed, s.torch).value_or_throw()
+                            : uniform_model();
+  }
+
+  nn::BatchEvaluatorOptions evaluator_options = s.evaluator;
+  evaluator_options.on_batch = [&metrics, &totals](int batch, double seconds) {
+    metrics.batch_size.observe(batch);
+    metrics.evals.inc(batch);
+    metrics.forward_seconds.inc(seconds);
+    totals.evals.fetch_add(static_cast<std::uint64_t>(batch), std::memory_order_relaxed);
+    totals.batches.fetch_add(1, std::memory_order_relaxed);
+  };
+  const selfplay::GameRunnerOptions& r = s.runner;
+  log(std::to_string(r.concurrent_games) + " games at once on " + std::to_string(r.threads) +
+      " threads, " + std::to_string(r.leaves_per_search) + " leaves per search, " +
+      std::to_string(r.config.playouts.full_visits) + "/" +
+      std::to_string(r.config.playouts.reduced_visits) + " visits, " + std::to_string(s.workers) +
+      " evaluator worker(s), batches up to " + std::to_string(s.evaluator.max_batch) +
+      "; pushing to " + s.replay);
+
+  int code = 0;
+  {
+    ProgressLogger progress(*this, totals, pusher, std::chrono::seconds(s.progress_interval_s));
+    for (std::uint64_t generation = 0;; ++generation) {
+      metrics.model_version.set(static_cast<double>(model->version));
+      totals.model_version = model->version;
+      log("playing with model " + model->description);
+      nn::BatchEvaluator evaluator(model->backend, evaluator_options);
+      selfplay::GameRunnerOptions options = s.runner;
+      options.seed = generation_seed(seed, generation);
+      if (s.games > 0) options.max_games = s.games - totals.games.load();
+      selfplay::GameRunner runner(evaluator, options);
+      const std::uint64_t version = model->version;
+      auto on_game = [&, version](selfplay::GameRecord&& record) {
+        metrics.games.inc();
+        metrics.positions.inc(static_cast<double>(record.moves.size()));
+        totals.games.fetch_add(1);
+        totals.positions.fetch_add(record.moves.size());
+        pusher.add(to_wire_game(record, version, s.replica));
+      };
+      try {
+        runner.run(on_game, &stop_, follower ? &follower->ready() : nullptr);
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard lock(failure_mutex);
+          failure = e.what();
+        }
+        log(std::string("self-play failed: ") + e.what());
+        code = 1;
+        break;
+      }
+      if (stop_.load()) {
+        const std::uint64_t finished = runner.stats().games;
+        std::uint64_t in_progress = std::uint64_t(options.concurrent_games);
+        if (options.max_games > 0)
+          in_progress =
+              std::min(in_progress, options.max_games - std::min(options.max_games, finished));
+        log("stopping: " + std::to_string(in_progress) + " games in progress abandoned");
+        break;
+      }
+      if (s.games > 0 && totals.games.load() >= s.games) {
+        log("played the " + std::to_string(s.games) + " games asked for");
+        break;
+      }
+      if (follower) {
+        if (auto pending = follower->take()) {
+          const double drained = seconds_since(pending->ready_at);
+          metrics.drain_seconds.inc(drained);
+          metrics.model_swaps.inc();
+          char line[160];
+          std::snprintf(line, sizeof line,
+                        "finished the games in progress in %.2f s; switching from version %llu",
+                        drained, static_cast<unsigned long long>(version));
+          log(line);
+          model = std::move(pending->model);
+        }
+      }
+    }
+  }
+  follower.reset();
+
+  const std::size_t buffered = pusher.buffered();
+  if (buffered > 0) {
+    log("pushing the " + std::to_string(buffered) + " buffered games (up to " +
+        std::to_string(s.flush_timeout_s) + " s)");
+  }
+  const std::size_t left = pusher.flush(std::chrono::seconds(s.flush_timeout_s));
+  const GamePusherStats stats = pusher.stats();
+  log("done: " + std::to_string(totals.games.load()) + " games played, " +
+      std::to_string(stats.pushed()) + " pushed, " + std::to_string(stats.rejected) +
+      " rejected, " + std::to_string(stats.shed) + " shed, " + std::to_string(left) +
+      " could not be pushed" + (left > 0 ? " (lost)" : ""));
+  return code;
+}
+
+}  // namespace chessrl::selfplay_service

@@ -1,0 +1,53 @@
+// SelfplayService: the chessrl-selfplay process minus its main(). Plays games
+// with the GameRunner on the newest model from the registry (switching
+// between games: the runner drains, a new evaluator takes the new backend,
+// play resumes), or on a pinned --model; pushes every finished game to the
+// replay service through a GamePusher; serves /metrics and /healthz; logs a
+// progress line now and then. One run() per object.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "chessrl/metrics/registry.h"
+#include "selfplay_settings.h"
+
+namespace chessrl::selfplay_service {
+
+// The service's metrics besides the pusher's and the GPU sampler's.
+struct SelfplayMetrics {
+  explicit SelfplayMetrics(metrics::Registry& registry);
+  metrics::Counter& games;
+  metrics::Counter& positions;
+  metrics::Histogram& batch_size;
+  metrics::Counter& evals;
+  metrics::Counter& forward_seconds;
+  metrics::Gauge& model_version;
+  metrics::Counter& model_swaps;
+  metrics::Counter& drain_seconds;
+};
+
+class SelfplayService {
+ public:
+  // `settings` must have been through resolve(). `stop` (StopSignals::flag())
+  // ends self-play; it must outlive run().
+  SelfplayService(Settings settings, const std::atomic<bool>& stop);
+
+  // Plays until `stop`, --games games or a failure of the runner; then pushes
+  // what is buffered for up to --flush-timeout. Returns the exit code: 0, or 1
+  // when self-play failed. Throws chessrl::Error for what stops it starting
+  // (a bad --model, a metrics address in use).
+  int run();
+
+  // Lines on stderr, "chessrl-selfplay[<replica>]: <line>".
+  void log(const std::string& line) const;
+
+ private:
+  Settings settings_;
+  const std::atomic<bool>& stop_;
+  std::string prefix_;
+};
+
+}  // namespace chessrl::selfplay_service

@@ -1,0 +1,181 @@
+#include "selfplay_settings.h"
+
+#include <algorithm>
+
+#include "replica.h"
+
+namespace chessrl::selfplay_service {
+
+void add_options(CLI::App& app, Settings& s) {
+  selfplay::GameRunnerOptions& o = s.runner;
+  selfplay::SelfPlayConfig& c = o.config;
+  o.threads = 0;
+  o.concurrent_games = 0;
+
+  // Who and where.
+  app.add_option("--replica", s.replica,
+                 "this replica's name: the games' producer and part of the seed (default: the "
+                 "host name, i.e. the pod name)");
+  app.add_option("--replay", s.replay, "replay service address (host:port)")->capture_default_str();
+  app.add_option("--registry", s.registry, "model registry address (host:port); default: --replay");
+  app.add_option("--metrics-listen", s.metrics_listen,
+                 "/metrics and /healthz address; \"\" or \"off\" disables")
+      ->capture_default_str();
+  app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+
+  // Models.
+  app.add_option("--model", s.model,
+                 "play with this checkpoint file only (no following of the registry)");
+  app.add_option("--bootstrap", s.bootstrap,
+                 "before the registry has a model: uniform (no network: uniform priors, even "
+                 "values) or net (a fresh random network of --net); model version 0")
+      ->check(CLI::IsMember({"uniform", "net"}))
+      ->capture_default_str();
+  app.add_option("--net", s.net, "--bootstrap net's size: BLOCKSxFILTERS, optionally -seR")
+      ->capture_default_str();
+  app.add_option("--device", s.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--precision", s.precision, "fp32, fp16 or bf16 (fp16/bf16 need CUDA)")
+      ->capture_default_str();
+  app.add_option("--nn-threads", s.nn_threads,
+                 "LibTorch CPU threads per forward pass (0: the cores over the evaluator workers)")
+      ->check(CLI::Range(0, 1024));
+
+  // Play: the names and meanings of `chessrl selfplay`.
+  app.add_option("--visits", c.playouts.full_visits, "Visits of a full (recorded) search")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--reduced-visits", c.playouts.reduced_visits,
+                 "Visits of a reduced search (playout cap randomization; not recorded)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--full-fraction", c.playouts.full_fraction,
+                 "Fraction of moves searched fully and recorded (1: every move)")
+      ->check(CLI::Range(0.001, 1.0))
+      ->capture_default_str();
+  app.add_option("--concurrent", o.concurrent_games,
+                 "Games played at once (0: threads x batch / leaves)")
+      ->check(CLI::Range(0, 65536));
+  app.add_option("--threads", o.threads, "Search threads (0: twice the evaluator workers)")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--leaves", o.leaves_per_search, "Leaves gathered from each game per round")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--batch", s.batch,
+                 "Positions per forward pass aimed at (0: 64 on CPU, 256 on CUDA)")
+      ->check(CLI::Range(0, 8192));
+  app.add_option("--workers", s.workers, "Evaluator workers (0: what the device prefers)")
+      ->check(CLI::Range(0, 64));
+  app.add_option("--cache", s.cache, "Evaluator position cache entries (0: off)")
+      ->check(CLI::Range(0, 100000000));
+  app.add_option("--seed", s.seed,
+                 "a fixed seed (mixed with --replica) instead of a fresh one at every start");
+  app.add_option("--max-plies", c.max_plies, "Plies after which a game is a draw")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--temperature", c.temperature.initial, "Move-choice temperature early on")
+      ->capture_default_str();
+  app.add_option("--temperature-plies", c.temperature.plies,
+                 "Plies played at --temperature; later ones at --final-temperature")
+      ->capture_default_str();
+  app.add_option("--final-temperature", c.temperature.final, "Temperature after that")
+      ->capture_default_str();
+  app.add_option("--resign-threshold", c.resign.threshold,
+                 "Resign below this root value (-1: never)")
+      ->capture_default_str();
+  app.add_option("--resign-consecutive", c.resign.consecutive,
+                 "... on this many of one's own moves in a row")
+      ->capture_default_str();
+  app.add_option("--resign-disabled", c.resign.disabled_fraction,
+                 "Fraction of games played out to measure false resignations")
+      ->capture_default_str();
+  app.add_option("--cpuct", c.search.cpuct, "PUCT exploration constant")->capture_default_str();
+  app.add_option("--fpu-reduction", c.search.fpu_reduction, "First-play urgency reduction")
+      ->capture_default_str();
+  app.add_option("--noise-alpha", c.search.noise_alpha, "Root Dirichlet noise alpha")
+      ->capture_default_str();
+  app.add_option("--noise-fraction", c.search.noise_fraction, "Root noise weight (0: none)")
+      ->capture_default_str();
+  app.add_flag("--no-tree-reuse", s.no_tree_reuse, "Start every search from an empty tree");
+  app.add_option("--start-fen", o.start_fen, "Start position (default: the standard one)");
+  app.add_option("--games", s.games, "stop after this many games (0: until stopped)")
+      ->capture_default_str();
+
+  // Pushing.
+  app.add_option("--buffer-games", s.push.buffer_games,
+                 "finished games held while the replay service is unreachable; beyond it the "
+                 "oldest are shed (counted)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
+      ->capture_default_str();
+  app.add_option("--push-batch", s.push.batch_games, "games per push at most")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16))
+      ->capture_default_str();
+  app.add_option("--push-interval-ms", s.push_interval_ms,
+                 "a smaller batch is pushed after this many milliseconds")
+      ->check(CLI::Range(1, 3600000))
+      ->capture_default_str();
+  app.add_option("--flush-timeout", s.flush_timeout_s,
+                 "seconds to push what is buffered when stopping")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+  app.add_option("--progress-interval", s.progress_interval_s,
+                 "seconds between progress lines (0: none)")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+}
+
+Result<void> resolve(Settings& s, const CLI::App& app) {
+  if (s.replica.empty()) s.replica = default_replica_name();
+  if (s.replica.size() > 128) return fail("--replica: at most 128 characters");
+  if (s.registry.empty()) s.registry = s.replay;
+  if (app.get_option("--seed")->count() > 0) s.fixed_seed = s.seed;
+
+  // The backend.
+  s.torch.device = s.device;
+  auto precision = nn::parse_precision(s.precision);
+  if (!precision.ok()) return fail("--precision: " + precision.error());
+  s.torch.precision = *precision;
+  s.torch.threads = s.nn_threads;
+  if (s.bootstrap == "net") {
+    auto net = nn::parse_network_name(s.net);
+    if (!net.ok()) return fail("--net " + s.net + ": " + net.error());
+    s.bootstrap_net = *net;
+  }
+
+  // The layout, as `chessrl selfplay` chooses it, once for every network
+  // the run will play with.
+  const bool cuda = s.device.rfind("cuda", 0) == 0;
+  if (s.workers == 0) {
+    if (cuda) {
+      s.workers = 2;
+    } else {
+      const nn::CpuSplit split = nn::default_cpu_split();
+      const int threads = s.nn_threads > 0 ? s.nn_threads : split.threads;
+      s.workers = std::max(1, split.workers * split.threads / threads);
+    }
+  }
+  selfplay::GameRunnerOptions& r = s.runner;
+  if (r.threads == 0) r.threads = 2 * s.workers;
+  if (s.batch == 0) s.batch = cuda ? 256 : 64;
+  if (r.concurrent_games == 0)
+    r.concurrent_games = std::max(1, r.threads * s.batch / std::max(1, r.leaves_per_search));
+  if (s.games > 0)
+    r.concurrent_games = int(std::min<std::uint64_t>(std::uint64_t(r.concurrent_games), s.games));
+  r.config.tree_reuse = !s.no_tree_reuse;
+  r.max_games = s.games;
+  if (auto valid = r.validate(); !valid.ok()) return valid;
+
+  nn::BatchEvaluatorOptions& e = s.evaluator;
+  const int per_thread = (r.concurrent_games + r.threads - 1) / r.threads * r.leaves_per_search;
+  e.max_batch = std::max(1, std::min(per_thread, 4096));
+  e.batch_timeout = std::chrono::microseconds(1000);
+  e.workers = s.workers;
+  e.cache_size = s.cache;
+
+  s.push.interval = std::chrono::milliseconds(s.push_interval_ms);
+  if (auto valid = s.push.validate(); !valid.ok()) return valid;
+  return {};
+}
+
+}  // namespace chessrl::selfplay_service

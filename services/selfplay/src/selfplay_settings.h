@@ -1,0 +1,66 @@
+// chessrl-selfplay's options: what every flag, CHESSRL_* variable and --config
+// key sets (the game settings share their names with `chessrl selfplay`), and
+// the values derived from them once parsed. Plain data.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "chessrl/core/result.h"
+#include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/nn/torch_backend.h"
+#include "chessrl/selfplay/game_runner.h"
+#include "game_pusher.h"
+
+namespace chessrl::selfplay_service {
+
+struct Settings {
+  // Who and where.
+  std::string replica;  // empty: the host name
+  std::string replay = "127.0.0.1:50051";
+  std::string registry;  // empty: --replay
+  std::string metrics_listen = "0.0.0.0:9101";
+  int rpc_deadline_s = 10;
+
+  // Models.
+  std::string model;                  // a pinned checkpoint file: no following
+  std::string bootstrap = "uniform";  // before any model exists: uniform or net
+  std::string net = "6x64";           // --bootstrap net's size
+  std::string device = "cpu";
+  std::string precision = "fp32";
+  int nn_threads = 0;
+
+  // Play (as `chessrl selfplay`).
+  selfplay::GameRunnerOptions runner;  // its seed and max_games are set by resolve()
+  std::uint64_t seed = 0;              // with --seed: fixed (mixed with the replica name)
+  int workers = 0;
+  int batch = 0;
+  std::size_t cache = 0;
+  bool no_tree_reuse = false;
+  std::uint64_t games = 0;  // 0: until stopped
+
+  // Pushing.
+  GamePusherOptions push;
+  int push_interval_ms = 1000;
+  int flush_timeout_s = 10;
+  int progress_interval_s = 30;
+
+  // Filled by resolve().
+  std::optional<std::uint64_t> fixed_seed;
+  nn::TorchBackendOptions torch;
+  nn::BatchEvaluatorOptions evaluator;  // without on_batch
+  std::optional<nn::NetworkConfig> bootstrap_net;
+};
+
+// Registers every option on `app` (config::finish() is the caller's).
+void add_options(CLI::App& app, Settings& settings);
+
+// After parsing: checks what CLI11 cannot, fills the defaults that depend on
+// others and the derived fields. Errors name the option.
+Result<void> resolve(Settings& settings, const CLI::App& app);
+
+}  // namespace chessrl::selfplay_service

@@ -1,0 +1,362 @@
+// The chessrl-selfplay binary as a child process against an in-process
+// replay service (in-memory stores, a loopback port) with tiny random
+// networks (1 block x 8 filters) and tiny games:
+//   - it plays with the registry's model version 1 from the start and its
+//     games arrive in the store carrying version 1;
+//   - version 2 published: it switches between games (/metrics says
+//     chessrl_model_version 2) and new games carry version 2; a version 3
+//     that is not a checkpoint is skipped and play goes on with version 2;
+//   - the replay service stopped: games buffer (the buffered gauge rises);
+//     a new server on the same port over the same store: they arrive;
+//   - SIGTERM: exit 0 after pushing what is buffered;
+//   - with no replay service: the uniform bootstrap (version 0) plays, the
+//     full buffer sheds its oldest games (counted), /healthz says 503;
+//   - an unknown option: a non-zero exit naming it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chessrl/metrics/registry.h"
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/torch_network.h"
+#include "chessrl/replay/memory_store.h"
+#include "chessrl/replay/redis_server.h"
+#include "chessrl/rpc/clients.h"
+#include "chessrl/v1/game.pb.h"
+#include "evaluator_child.h"
+#include "replay_server.h"
+#include "service_test_util.h"
+
+namespace chessrl::selfplay_service {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+using evaluator::process::Child;
+using evaluator::process::http_get;
+
+// The value of the series `name` (no labels) in a /metrics page; -1 if absent.
+double metric(const std::string& page, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const auto at = page.find(key);
+  if (at == std::string::npos) return -1;
+  return std::atof(page.c_str() + at + key.size());
+}
+
+// The in-memory replay store, noting the model version of every game stored.
+class RecordingStore final : public replay::ReplayStore {
+ public:
+  RecordingStore() : inner_(1u << 22) {}
+  Result<std::vector<replay::PushStatus>> push(std::span<const replay::StoredGame> games) override {
+    auto statuses = inner_.push(games);
+    if (!statuses.ok()) return statuses;
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < games.size(); ++i) {
+      if ((*statuses)[i] != replay::PushStatus::kStored) continue;
+      v1::TrainingPosition first;
+      // Every game here has targets (--full-fraction 1); -1 marks one without.
+      const bool parsed =
+          !games[i].positions.empty() && first.ParseFromString(games[i].positions[0]);
+      versions_.push_back(parsed ? static_cast<std::int64_t>(first.model_version()) : -1);
+    }
+    return statuses;
+  }
+  Result<replay::SampledPositions> sample(std::size_t count, std::uint64_t seed) override {
+    return inner_.sample(count, seed);
+  }
+  Result<replay::WindowStats> stats() override { return inner_.stats(); }
+
+  std::size_t games() {
+    std::lock_guard lock(mutex_);
+    return versions_.size();
+  }
+  // Games stored with `version`.
+  std::size_t games_of(std::int64_t version) {
+    std::lock_guard lock(mutex_);
+    return static_cast<std::size_t>(std::count(versions_.begin(), versions_.end(), version));
+  }
+  std::vector<std::int64_t> versions() {
+    std::lock_guard lock(mutex_);
+    return versions_;
+  }
+
+ private:
+  replay::MemoryReplayStore inner_;
+  std::mutex mutex_;
+  std::vector<std::int64_t> versions_;  // in the order stored
+};
+
+template <class Condition>
+bool eventually(Condition condition, std::chrono::milliseconds timeout, Child& child) {
+  const auto deadline = Clock::now() + timeout;
+  while (!condition()) {
+    if (Clock::now() > deadline) return false;
+    if (auto code = child.wait(0ms)) {
+      ADD_FAILURE() << "chessrl-selfplay exited " << *code << ":\n" << child.err();
+      return false;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+class SelfplayBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/chessrl-selfplay-test-XXXXXX";
+    const char* made = ::mkdtemp(pattern);
+    ASSERT_NE(made, nullptr);
+    dir_ = made;
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    if (std::getenv("CHESSRL_SELFPLAY_TEST_KEEP") == nullptr) fs::remove_all(dir_, ignored);
+  }
+
+  // A replay service on `port` over the test's stores.
+  std::unique_ptr<replay_service::ReplayServer> serve(int port) {
+    auto options = testing::fast_server_options();
+    options.listen = "127.0.0.1:" + std::to_string(port);
+    server_metrics_.push_back(std::make_unique<metrics::Registry>());
+    return std::make_unique<replay_service::ReplayServer>(games_, models_, *server_metrics_.back(),
+                                                          options);
+  }
+
+  // Publishes a fresh 1x8 network as `version`.
+  void publish(int port, std::uint64_t version) {
+    nn::Network network = nn::make_network(nn::parse_network_name("1x8").value_or_throw(), version);
+    nn::ModelInfo info;
+    info.version = static_cast<std::int64_t>(version);
+    publish_blob(port, version, nn::serialize_checkpoint(nn::to_checkpoint(network, info)));
+  }
+  void publish_blob(int port, std::uint64_t version, const std::string& blob) {
+    rpc::ModelRegistryClient client(testing::single_try_client(port));
+    v1::ModelInfo meta;
+    meta.set_version(version);
+    meta.set_step(version);
+    auto published = client.publish(meta, blob);
+    ASSERT_TRUE(published.ok()) << published.error();
+  }
+
+  RecordingStore games_;
+  replay::MemoryModelStore models_;
+  std::vector<std::unique_ptr<metrics::Registry>> server_metrics_;
+  std::string dir_;
+};
+
+TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
+  const int port = replay::free_port();
+  auto server = serve(port);
+  publish(port, 1);
+
+  const int metrics_port = replay::free_port();
+  Child child({CHESSRL_SELFPLAY_BINARY,
+               "--replay",
+               "127.0.0.1:" + std::to_string(port),
+               "--replica",
+               "selfplay-test-0",
+               "--visits",
+               "8",
+               "--reduced-visits",
+               "8",
+               "--full-fraction",
+               "1",
+               "--max-plies",
+               "40",
+               "--concurrent",
+               "4",
+               "--threads",
+               "2",
+               "--leaves",
+               "4",
+               "--workers",
+               "1",
+               "--nn-threads",
+               "1",
+               "--device",
+               "cpu",
+               "--push-batch",
+               "2",
+               "--push-interval-ms",
+               "100",
+               "--rpc-deadline",
+               "5",
+               "--progress-interval",
+               "5",
+               "--metrics-listen",
+               "127.0.0.1:" + std::to_string(metrics_port)},
+              dir_, "selfplay");
+  auto page = [&] { return http_get(metrics_port, "/metrics"); };
+
+  // Version 1 from the start.
+  ASSERT_TRUE(eventually([&] { return games_.games_of(1) >= 3; }, 60s, child)) << child.err();
+  EXPECT_EQ(games_.games_of(0), 0u) << "played with the bootstrap although version 1 was there";
+  EXPECT_EQ(games_.games_of(-1), 0u);
+  EXPECT_EQ(metric(page(), "chessrl_model_version"), 1.0) << page();
+  EXPECT_NE(http_get(metrics_port, "/healthz").find(" 200 "), std::string::npos);
+
+  // Version 2: a switch between games.
+  publish(port, 2);
+  ASSERT_TRUE(
+      eventually([&] { return metric(page(), "chessrl_model_version") == 2.0; }, 60s, child))
+      << child.err();
+  ASSERT_TRUE(eventually([&] { return games_.games_of(2) >= 2; }, 60s, child)) << child.err();
+  {
+    // Once a version-2 game is stored, no version-1 game follows it.
+    const std::vector<std::int64_t> versions = games_.versions();
+    const auto first_v2 = std::find(versions.begin(), versions.end(), 2);
+    EXPECT_EQ(std::find(first_v2, versions.end(), 1), versions.end());
+  }
+  const std::string metrics2 = page();
+  EXPECT_EQ(metric(metrics2, "chessrl_selfplay_model_swaps_total"), 1.0) << metrics2;
+  EXPECT_GT(metric(metrics2, "chessrl_selfplay_drain_seconds_total"), 0.0) << metrics2;
+  EXPECT_GT(metric(metrics2, "chessrl_selfplay_games_total"), 4.0) << metrics2;
+  EXPECT_GT(metric(metrics2, "chessrl_inference_evals_total"), 0.0) << metrics2;
+  EXPECT_NE(metrics2.find("chessrl_inference_batch_size_bucket{le=\"1024\"}"), std::string::npos)
+      << metrics2;
+  EXPECT_NE(metrics2.find("chessrl_build_info"), std::string::npos);
+  EXPECT_NE(metrics2.find("chessrl_selfplay_games_rejected_total{reason=\"illegal_move\"} 0"),
+            std::string::npos)
+      << metrics2;
+  EXPECT_NE(child.err().find("finished the games in progress in"), std::string::npos)
+      << child.err();
+
+  // Version 3 is not a checkpoint: skipped, play goes on with version 2.
+  publish_blob(port, 3, "not a checkpoint");
+  ASSERT_TRUE(eventually(
+      [&] { return child.err().find("model version 3 is unusable") != std::string::npos; }, 30s,
+      child))
+      << child.err();
+  const std::size_t v2_games = games_.games_of(2);
+  ASSERT_TRUE(eventually([&] { return games_.games_of(2) > v2_games; }, 30s, child));
+  EXPECT_EQ(metric(page(), "chessrl_model_version"), 2.0);
+  EXPECT_EQ(metric(page(), "chessrl_selfplay_model_swaps_total"), 1.0);
+
+  // The replay service goes away: games buffer.
+  server->shutdown(0ms);
+  server.reset();
+  const std::size_t stored_before = games_.games();
+  ASSERT_TRUE(eventually(
+      [&] {
+        const std::string p = page();
+        return metric(p, "chessrl_selfplay_games_buffered") >= 3 &&
+               metric(p, "chessrl_selfplay_push_failures_total") > 0;
+      },
+      60s, child))
+      << child.err();
+  EXPECT_EQ(games_.games(), stored_before);
+  EXPECT_NE(child.err().find("cannot push to the replay service"), std::string::npos);
+
+  // A new server on the same port over the same store: the buffered games arrive.
+  const double buffered = metric(page(), "chessrl_selfplay_games_buffered");
+  server = serve(port);
+  ASSERT_TRUE(eventually(
+      [&] { return games_.games() >= stored_before + static_cast<std::size_t>(buffered); }, 60s,
+      child))
+      << child.err();
+  ASSERT_TRUE(eventually([&] { return child.err().find("takes games again") != std::string::npos; },
+                         10s, child));
+  EXPECT_EQ(metric(page(), "chessrl_selfplay_games_shed_total"), 0.0);
+
+  // SIGTERM: the finished games are pushed, the process exits 0.
+  child.signal(SIGTERM);
+  const std::optional<int> code = child.wait(30s);
+  ASSERT_TRUE(code.has_value()) << "still running 30 s after SIGTERM:\n" << child.err();
+  EXPECT_EQ(*code, 0) << child.err();
+  const std::string err = child.err();
+  EXPECT_NE(err.find("games in progress abandoned"), std::string::npos) << err;
+  EXPECT_NE(err.find(" 0 could not be pushed"), std::string::npos) << err;
+  EXPECT_EQ(games_.games_of(0), 0u);
+  EXPECT_EQ(games_.games_of(-1), 0u);
+  // Every line names the replica.
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.rfind("chessrl-selfplay[selfplay-test-0]: ", 0), 0u) << line;
+  }
+  std::printf("%s", err.c_str());  // the drain times, for the record
+}
+
+TEST_F(SelfplayBinaryTest, WithoutAReplayServiceItPlaysTheBootstrapShedsAndTurnsUnhealthy) {
+  const int port = replay::free_port();  // nothing listens there
+  const int metrics_port = replay::free_port();
+  Child child({CHESSRL_SELFPLAY_BINARY,
+               "--replay",
+               "127.0.0.1:" + std::to_string(port),
+               "--replica",
+               "selfplay-test-1",
+               "--visits",
+               "8",
+               "--reduced-visits",
+               "8",
+               "--max-plies",
+               "30",
+               "--concurrent",
+               "4",
+               "--threads",
+               "1",
+               "--leaves",
+               "4",
+               "--workers",
+               "1",
+               "--buffer-games",
+               "6",
+               "--push-batch",
+               "2",
+               "--flush-timeout",
+               "1",
+               "--rpc-deadline",
+               "2",
+               "--metrics-listen",
+               "127.0.0.1:" + std::to_string(metrics_port)},
+              dir_, "no-replay");
+  auto page = [&] { return http_get(metrics_port, "/metrics"); };
+  ASSERT_TRUE(eventually([&] { return metric(page(), "chessrl_selfplay_games_shed_total") >= 2; },
+                         60s, child))
+      << child.err();
+  const std::string metrics = page();
+  EXPECT_EQ(metric(metrics, "chessrl_model_version"), 0.0) << metrics;  // the uniform bootstrap
+  EXPECT_EQ(metric(metrics, "chessrl_selfplay_games_buffered"), 6.0) << metrics;
+  EXPECT_EQ(metric(metrics, "chessrl_selfplay_games_pushed_total"), 0.0) << metrics;
+  const std::string health = http_get(metrics_port, "/healthz");
+  EXPECT_NE(health.find(" 503 "), std::string::npos) << health;
+  EXPECT_NE(health.find("push buffer"), std::string::npos) << health;
+  EXPECT_NE(child.err().find("shed the oldest"), std::string::npos) << child.err();
+
+  child.signal(SIGTERM);
+  const std::optional<int> code = child.wait(30s);
+  ASSERT_TRUE(code.has_value()) << child.err();
+  EXPECT_EQ(*code, 0) << child.err();
+  EXPECT_NE(child.err().find(" 6 could not be pushed (lost)"), std::string::npos) << child.err();
+}
+
+TEST_F(SelfplayBinaryTest, AnUnknownOptionStopsStartUpNamingIt) {
+  Child child({CHESSRL_SELFPLAY_BINARY, "--bogus-option", "3"}, dir_, "bogus");
+  const std::optional<int> code = child.wait(30s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(child.err().find("--bogus-option"), std::string::npos) << child.err();
+
+  Child bad({CHESSRL_SELFPLAY_BINARY, "--push-batch", "64", "--buffer-games", "8"}, dir_, "bad");
+  const std::optional<int> bad_code = bad.wait(30s);
+  ASSERT_TRUE(bad_code.has_value());
+  EXPECT_EQ(*bad_code, 2);
+  EXPECT_NE(bad.err().find("--push-batch"), std::string::npos) << bad.err();
+}
+
+}  // namespace
+}  // namespace chessrl::selfplay_service

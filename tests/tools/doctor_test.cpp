@@ -1,0 +1,227 @@
+// `chessrl doctor` as a black box: its JSON, the GPUs and NCCL of the fake
+// NVML library, Redis probes against real redis-servers (open, with a
+// password, none), a port held by the test, and the games/hour estimate.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chessrl/core/subprocess.h"
+
+extern char** environ;
+
+namespace {
+
+using nlohmann::json;
+
+struct Output {
+  int status = -1;
+  std::string out;
+};
+
+// Runs `env chessrl doctor args` through the shell; stdout only.
+Output doctor(const std::string& args, const std::string& env = "") {
+  const std::string command = env + " '" CHESSRL_BINARY "' doctor " + args + " 2>/dev/null";
+  Output run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+// A socket listening on 127.0.0.1:port (0: any free port); -1 when taken.
+int listen_on(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 4) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int bound_port(int fd) {
+  sockaddr_in addr{};
+  socklen_t size = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
+  return ntohs(addr.sin_port);
+}
+
+int free_port() {
+  const int fd = listen_on(0);
+  const int port = bound_port(fd);
+  ::close(fd);
+  return port;
+}
+
+bool accepts_connections(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A real redis-server on a free loopback port, stopped (SIGTERM) on destruction.
+class RedisServer {
+ public:
+  explicit RedisServer(const std::vector<std::string>& extra = {}) : port_(free_port()) {
+    const auto program = chessrl::find_program("redis-server");
+    if (!program) {
+      ADD_FAILURE() << "redis-server not found (apt-get install redis-server)";
+      return;
+    }
+    std::vector<std::string> args = {
+        *program,       "--port", std::to_string(port_), "--bind",   "127.0.0.1", "--save", "",
+        "--appendonly", "no",     "--logfile",           "/dev/null"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (::posix_spawn(&pid_, program->c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+      ADD_FAILURE() << "cannot start redis-server";
+      pid_ = -1;
+      return;
+    }
+    for (int i = 0; i < 200 && !accepts_connections(port_); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    EXPECT_TRUE(accepts_connections(port_)) << "redis-server did not start on port " << port_;
+  }
+  ~RedisServer() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  int port() const { return port_; }
+
+ private:
+  int port_;
+  pid_t pid_ = -1;
+};
+
+TEST(Doctor, JsonHasTheMachinesFacts) {
+  const Output run =
+      doctor("--no-estimate --json", "CHESSRL_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+  ASSERT_EQ(run.status, 0) << run.out;
+  const json facts = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(facts.is_discarded()) << "not JSON:\n" << run.out;
+  EXPECT_GE(facts.at("cpu").at("cores").get<int>(), 1);
+  EXPECT_FALSE(facts.at("libtorch").at("version").get<std::string>().empty());
+  EXPECT_GT(facts.at("memory").at("total_bytes").get<std::uint64_t>(), 0u);
+  EXPECT_FALSE(facts.at("gpus").at("nvml").get<bool>());
+  EXPECT_TRUE(facts.at("gpus").at("devices").empty());
+  EXPECT_EQ(facts.at("gpus").at("error").get<std::string>().rfind("NVML not found", 0), 0u);
+  EXPECT_TRUE(facts.at("nccl").contains("found"));
+  EXPECT_EQ(facts.at("ports").size(), 8u);
+  for (const char* port : {"6379", "50051", "9100", "9104", "29500"}) {
+    const std::string state = facts.at("ports").at(port).get<std::string>();
+    EXPECT_TRUE(state == "free" || state == "in use") << port << ": " << state;
+  }
+  EXPECT_TRUE(facts.at("programs").at("redis-server").at("found").get<bool>());
+  EXPECT_TRUE(facts.at("programs").contains("promtool"));
+  EXPECT_TRUE(facts.at("programs").contains("stockfish"));
+  EXPECT_FALSE(facts.contains("estimate"));
+}
+
+TEST(Doctor, ReportsTheGpusAndNcclItFinds) {
+  const std::string env = std::string("CHESSRL_NVML_LIBRARY='") + CHESSRL_FAKE_NVML +
+                          "' CHESSRL_NCCL_LIBRARY='" + CHESSRL_FAKE_NVML + "'";
+  const Output text = doctor("--no-estimate", env);
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("\ngpus: 2 (NVIDIA driver 555.42.06)\n"), std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find("\ngpu 0: Fake GPU Alpha 80GB, memory 20.0/80.0 GiB used, utilization 37%\n"),
+      std::string::npos)
+      << text.out;
+  EXPECT_NE(
+      text.out.find("\ngpu 1: Fake GPU Beta 16GB, memory 1.0/16.0 GiB used, utilization 5%\n"),
+      std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("(version 2.18.3)"), std::string::npos) << text.out;
+
+  const json facts = json::parse(doctor("--no-estimate --json", env).out);
+  ASSERT_EQ(facts.at("gpus").at("devices").size(), 2u);
+  EXPECT_EQ(facts.at("gpus").at("devices")[1].at("name"), "Fake GPU Beta 16GB");
+  EXPECT_EQ(facts.at("gpus").at("devices")[0].at("memory_total_bytes").get<std::uint64_t>(),
+            80ull << 30);
+  EXPECT_EQ(facts.at("nccl").at("version"), "2.18.3");
+}
+
+TEST(Doctor, ProbesRedis) {
+  RedisServer open;
+  RedisServer locked({"--requirepass", "s3cret"});
+  const int nobody = free_port();
+  const std::string a = "127.0.0.1:" + std::to_string(open.port());
+  const std::string b = "127.0.0.1:" + std::to_string(locked.port());
+  const std::string c = "127.0.0.1:" + std::to_string(nobody);
+  EXPECT_NE(doctor("--no-estimate --redis " + a).out.find("redis at " + a + ": reachable (PONG)\n"),
+            std::string::npos);
+  EXPECT_NE(doctor("--no-estimate --redis " + b)
+                .out.find("redis at " + b + ": needs a password (NOAUTH)\n"),
+            std::string::npos);
+  const Output refused = doctor("--no-estimate --redis " + c);
+  EXPECT_EQ(refused.status, 0);
+  EXPECT_NE(refused.out.find("redis at " + c + ": not reachable (connection refused)\n"),
+            std::string::npos)
+      << refused.out;
+  const json facts = json::parse(doctor("--no-estimate --json --redis " + b).out);
+  EXPECT_EQ(facts.at("redis").at("status"), "needs_password");
+  EXPECT_NE(doctor("--no-estimate --redis nonsense").out.find("redis at nonsense: bad address"),
+            std::string::npos);
+}
+
+TEST(Doctor, SeesAPortInUse) {
+  const int held = listen_on(9104);  // -1: someone else holds it, in use all the same
+  const Output run = doctor("--no-estimate");
+  if (held >= 0) ::close(held);
+  EXPECT_NE(run.out.find(" 9104 in use,"), std::string::npos) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("\nports: 6379 (free|in use), 50051 ")))
+      << run.out;
+}
+
+TEST(Doctor, EstimatesGamesPerHour) {
+  const Output run = doctor("--seconds 2");
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_TRUE(std::regex_search(
+      run.out, std::regex("\nself-play \\(4x32, fresh random weights, .*: [0-9.]+ positions/s over "
+                          "[0-9.]+ s\n")))
+      << run.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      run.out, m,
+      std::regex("\nestimated games/hour for make run: ~([0-9]+) \\((assumed 120 plies "
+                 "per game|mean of [0-9]+ finished games)")))
+      << run.out;
+  EXPECT_GT(std::stoll(m[1]), 0);
+
+  const json facts = json::parse(doctor("--seconds 1 --json").out);
+  const json& e = facts.at("estimate");
+  EXPECT_GT(e.at("positions_per_second").get<double>(), 0);
+  EXPECT_NEAR(e.at("games_per_hour").get<double>(),
+              e.at("positions_per_second").get<double>() * 3600 / e.at("mean_plies").get<double>(),
+              1e-6 * e.at("games_per_hour").get<double>());
+}
+
+}  // namespace

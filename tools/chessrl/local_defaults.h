@@ -1,0 +1,19 @@
+// The settings `chessrl local` (make run) starts the loop with on a laptop
+// CPU, shared with `chessrl doctor`'s games/hour estimate so the estimate is
+// for what make run actually plays.
+#pragma once
+
+namespace chessrl::tool::local_defaults {
+
+inline constexpr const char* kNet = "4x32";          // blocks x filters of the default network
+inline constexpr int kFullVisits = 64;               // visits of a recorded (full) search
+inline constexpr int kReducedVisits = 16;            // visits of the other moves (playout cap)
+inline constexpr float kFullFraction = 0.25f;        // share of full searches
+inline constexpr int kConcurrentGames = 32;          // games per self-play process
+inline constexpr int kLeavesPerSearch = 4;
+inline constexpr int kMaxPlies = 300;
+inline constexpr int kEvalVisits = 32;               // evaluator: visits per move
+inline constexpr int kBatchSize = 256;               // trainer batch
+inline constexpr int kPublishEvery = 200;            // trainer steps between model versions
+
+}  // namespace chessrl::tool::local_defaults

@@ -1,0 +1,243 @@
+#include "local_status.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+namespace chessrl::tool {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int remaining_ms(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() > 0 ? int(left.count()) : 0;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// The children whose name starts with `prefix` ("selfplay" for selfplay-0, ...).
+std::vector<const Samples*> children(const Scrape& s, const std::string& prefix) {
+  std::vector<const Samples*> out;
+  for (const auto& [name, samples] : s.by_child)
+    if (starts_with(name, prefix)) out.push_back(&samples);
+  return out;
+}
+
+double total(const Scrape& s, const std::string& prefix, const std::string& name) {
+  double sum = 0;
+  for (const Samples* samples : children(s, prefix)) sum += sum_samples(*samples, name);
+  return sum;
+}
+
+std::optional<double> first(const Scrape& s, const std::string& child, const std::string& name,
+                            const std::string& labels = "") {
+  auto it = s.by_child.find(child);
+  if (it == s.by_child.end()) return std::nullopt;
+  return sample(it->second, name, labels);
+}
+
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string signed_elo(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.0f", v);
+  return buf;
+}
+
+}  // namespace
+
+Result<HttpReply> http_get(int port, const std::string& path, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  const std::string where = "127.0.0.1:" + std::to_string(port);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return fail(where + ": socket: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno != EINPROGRESS)
+    return fail(where + ": " + std::strerror(errno));
+  pollfd p{fd, POLLOUT, 0};
+  if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return fail(where + ": connect timed out");
+  int error = 0;
+  socklen_t len = sizeof error;
+  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+  if (error != 0) return fail(where + ": " + std::strerror(error));
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += std::size_t(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN) return fail(where + ": send: " + std::strerror(errno));
+    p = {fd, POLLOUT, 0};
+    if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return fail(where + ": send timed out");
+  }
+  std::string response;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      response.append(buf, std::size_t(n));
+      continue;
+    }
+    if (n == 0) break;
+    if (errno != EAGAIN) return fail(where + ": recv: " + std::strerror(errno));
+    p = {fd, POLLIN, 0};
+    if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return fail(where + ": no reply in time");
+  }
+  HttpReply reply;
+  if (std::sscanf(response.c_str(), "HTTP/%*s %d", &reply.status) != 1)
+    return fail(where + ": not an HTTP reply");
+  const auto body = response.find("\r\n\r\n");
+  if (body != std::string::npos) reply.body = response.substr(body + 4);
+  return reply;
+}
+
+Samples parse_samples(const std::string& text) {
+  Samples out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    // The value follows the last space outside the labels' braces.
+    const auto close = line.rfind('}');
+    const auto space = line.find(' ', close == std::string::npos ? 0 : close);
+    if (space == std::string::npos) continue;
+    const std::string key = line.substr(0, space);
+    char* end = nullptr;
+    const std::string value_text = line.substr(space + 1);
+    const double value = std::strtod(value_text.c_str(), &end);
+    if (end == value_text.c_str()) continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+std::optional<double> sample(const Samples& samples, const std::string& name,
+                             const std::string& labels) {
+  const auto it = samples.find(labels.empty() ? name : name + "{" + labels + "}");
+  if (it == samples.end()) return std::nullopt;
+  return it->second;
+}
+
+double sum_samples(const Samples& samples, const std::string& name) {
+  double sum = 0;
+  for (auto it = samples.lower_bound(name); it != samples.end(); ++it) {
+    const std::string& key = it->first;
+    if (key.compare(0, name.size(), name) != 0) break;
+    if (key.size() == name.size() || key[name.size()] == '{') sum += it->second;
+  }
+  return sum;
+}
+
+std::string with_commas(double value) {
+  const long long v = std::llround(value);
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+void StatusLine::add(Scrape scrape) {
+  history_.push_back(std::move(scrape));
+  while (history_.size() > 2 &&
+         history_.back().when - history_.front().when > std::chrono::seconds(60))
+    history_.pop_front();
+}
+
+double StatusLine::games() const {
+  return history_.empty() ? 0 : total(history_.back(), "selfplay", "chessrl_selfplay_games_total");
+}
+
+double StatusLine::games_per_hour() const {
+  if (history_.size() < 2) return 0;
+  const Scrape& a = history_.front();
+  const Scrape& b = history_.back();
+  const double seconds = std::chrono::duration<double>(b.when - a.when).count();
+  if (seconds <= 0) return 0;
+  const double games = total(b, "selfplay", "chessrl_selfplay_games_total") -
+                       total(a, "selfplay", "chessrl_selfplay_games_total");
+  return games > 0 ? games * 3600 / seconds : 0;
+}
+
+std::string StatusLine::format(std::chrono::seconds elapsed) const {
+  const long long s = elapsed.count();
+  char clock[32];
+  std::snprintf(clock, sizeof clock, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+  std::string line = clock;
+  if (history_.empty()) return line + " | starting";
+  const Scrape& now = history_.back();
+
+  line += " | games " + with_commas(games()) + " (" + with_commas(games_per_hour()) + "/h)";
+  if (auto window = first(now, "replay", "chessrl_replay_positions"))
+    line += " | window " + with_commas(*window) + " pos";
+
+  if (auto step = first(now, "trainer-0", "chessrl_trainer_step")) {
+    line += " | step " + with_commas(*step);
+    auto loss = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"total\"");
+    auto policy = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"policy\"");
+    auto value = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"value\"");
+    if (loss && *step > 0)
+      line += " loss " + fixed(*loss, 2) + " (p " + fixed(policy.value_or(0), 2) + " v " +
+              fixed(value.value_or(0), 2) + ")";
+    if (first(now, "trainer-0", "chessrl_trainer_paused").value_or(0) > 0) line += " paused";
+  }
+
+  const double model = first(now, "trainer-0", "chessrl_model_version").value_or(0);
+  double playing = -1;
+  for (const Samples* sp : children(now, "selfplay"))
+    if (auto v = sample(*sp, "chessrl_model_version")) playing = playing < 0 ? *v : std::min(playing, *v);
+  line += " | model v" + with_commas(model);
+  if (playing >= 0) line += " (selfplay v" + with_commas(playing);
+  if (auto best = first(now, "evaluator", "chessrl_eval_best_version"); best && *best > 0)
+    line += std::string(playing >= 0 ? ", " : " (") + "best v" + with_commas(*best);
+  if (playing >= 0 || first(now, "evaluator", "chessrl_eval_best_version").value_or(0) > 0)
+    line += ")";
+
+  // Elo against each anchor the evaluator reports, e.g. opponent="random".
+  auto it = now.by_child.find("evaluator");
+  std::string elo;
+  if (it != now.by_child.end()) {
+    const std::string prefix = "chessrl_eval_elo{opponent=\"";
+    for (auto s2 = it->second.lower_bound(prefix); s2 != it->second.end(); ++s2) {
+      if (s2->first.compare(0, prefix.size(), prefix) != 0) break;
+      const std::string opponent = s2->first.substr(prefix.size(), s2->first.size() - prefix.size() - 2);
+      if (opponent == "best") continue;
+      const std::string labels = "opponent=\"" + opponent + "\"";
+      auto lower = sample(it->second, "chessrl_eval_elo_lower", labels);
+      auto upper = sample(it->second, "chessrl_eval_elo_upper", labels);
+      elo += (elo.empty() ? "" : ", ") + opponent + " " + signed_elo(s2->second);
+      if (lower && upper) elo += " ±" + fixed((*upper - *lower) / 2, 0);
+    }
+  }
+  line += " | elo " + (elo.empty() ? std::string("(no result yet)") : elo);
+  return line;
+}
+
+}  // namespace chessrl::tool

@@ -1,0 +1,60 @@
+// What `chessrl local` shows: each child's /metrics scraped over HTTP and
+// parsed, and the one-line status made from them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chessrl/core/result.h"
+
+namespace chessrl::tool {
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+};
+// GET http://127.0.0.1:<port><path> (HTTP/1.0); fails naming the port when
+// nothing answers within `timeout`.
+Result<HttpReply> http_get(int port, const std::string& path, std::chrono::milliseconds timeout);
+
+// Samples of the Prometheus text format: "name{a=\"x\",b=\"y\"}" (labels as
+// written) -> value. Comment and malformed lines are skipped.
+using Samples = std::map<std::string, double>;
+Samples parse_samples(const std::string& text);
+// The sample `name` with exactly these labels ("" for none), e.g.
+// sample(s, "chessrl_trainer_loss", "head=\"total\"").
+std::optional<double> sample(const Samples& samples, const std::string& name,
+                             const std::string& labels = "");
+// The sum over every label set of `name`.
+double sum_samples(const Samples& samples, const std::string& name);
+
+// The scraped metrics of every child at one moment, by child name.
+struct Scrape {
+  std::chrono::steady_clock::time_point when;
+  std::map<std::string, Samples> by_child;
+};
+
+// Turns scrapes into the status line; keeps a minute of history for rates.
+class StatusLine {
+ public:
+  void add(Scrape scrape);
+  // e.g. "12:04 | games 1,234 (2,950/h) | window 45,600 | step 1,200 loss 3.41 (p 2.71 v 0.70)
+  // | model v6 (selfplay v6, best v5) | elo random +120 ±80, greedy -50 ±90"
+  std::string format(std::chrono::seconds elapsed) const;
+  double games() const;
+  double games_per_hour() const;
+
+ private:
+  std::deque<Scrape> history_;
+};
+
+// "1,234,567".
+std::string with_commas(double value);
+
+}  // namespace chessrl::tool
