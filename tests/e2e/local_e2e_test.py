@@ -173,6 +173,8 @@ def main():
         log(f"ok: stopped cleanly on SIGINT; latest checkpoint at step {step}")
 
         # A second run resumes from that checkpoint.
+        if os.path.exists(os.path.join(run_dir, "local.json")):
+            fail("local.json (the last run's ports and pids) is still there after a clean stop")
         proc = start(tool, run_dir)
         state = read_state(run_dir, proc)
         port = next(c["metrics_port"] for c in state["children"] if c["name"] == "trainer-0")
@@ -191,7 +193,10 @@ def main():
             time.sleep(1)
         stop(proc, state)
         if resumed_step is None:
-            fail(f"the second run did not resume from step {step}")
+            with open(os.path.join(run_dir, "logs", "trainer-0.log")) as f:
+                tail = "".join(f.readlines()[-25:])
+            fail(f"the second run did not resume from step {step} (resumed: {resumed}, "
+                 f"trainer step: {current}); the trainer's log ends:\n{tail}")
         log(f"ok: the second run resumed at step {resumed_step:.0f} (checkpoint {step})")
     log("PASS")
 

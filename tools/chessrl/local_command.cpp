@@ -130,6 +130,7 @@ void LocalRun::make_dirs() {
   root_ = fs::absolute(o_.dir);
   for (const char* sub : {"logs", "redis", "checkpoints", "evaluator"})
     fs::create_directories(root_ / sub);
+  fs::remove(root_ / "local.json");  // the last run's ports and pids; written anew once started
 }
 
 void LocalRun::plan_ports() {
@@ -361,6 +362,7 @@ int LocalRun::run(const StopSignals& stop) {
       std::fprintf(stderr, "chessrl local: %s ended with %s (log %s)\n", c->name().c_str(),
                    c->status().c_str(), c->spec().log_path.c_str());
     }
+  fs::remove(root_ / "local.json");
   say("stopped; run again with the same --dir to resume");
   return exit_code;
 }
