@@ -38,7 +38,7 @@
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/replay/redis_server.h"
 #include "chessrl/rpc/clients.h"
-#include "evaluator_child.h"
+#include "child_process.h"
 #include "replay_server.h"
 #include "service_test_util.h"
 
@@ -50,9 +50,9 @@ using namespace std::chrono_literals;
 using Json = nlohmann::json;
 using Outcome = Evaluation::Outcome;
 
-using process::Child;
-using process::http_get;
-using process::slurp;
+using testing::Child;
+using testing::http_get;
+using testing::slurp;
 
 std::vector<Json> json_lines(const std::string& path) {
   std::vector<Json> out;

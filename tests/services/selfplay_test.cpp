@@ -36,7 +36,7 @@
 #include "chessrl/replay/redis_server.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/v1/game.pb.h"
-#include "evaluator_child.h"
+#include "child_process.h"
 #include "replay_server.h"
 #include "service_test_util.h"
 
@@ -47,8 +47,8 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-using evaluator::process::Child;
-using evaluator::process::http_get;
+using testing::Child;
+using testing::http_get;
 
 // The value of the series `name` (no labels) in a /metrics page; -1 if absent.
 double metric(const std::string& page, const std::string& name) {

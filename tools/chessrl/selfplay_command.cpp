@@ -16,6 +16,7 @@
 #include "chessrl/chess/pgn.h"
 #include "chessrl/core/error.h"
 #include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/selfplay/game_options.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "commands.h"
 #include "forward_bench.h"
@@ -39,17 +40,7 @@ struct RunnerSetup {
   void add_options(CLI::App& app) {
     auto& o = runner;
     auto& c = o.config;
-    app.add_option("--visits", c.playouts.full_visits, "Visits of a full (recorded) search")
-        ->check(CLI::Range(1, 1000000))
-        ->capture_default_str();
-    app.add_option("--reduced-visits", c.playouts.reduced_visits,
-                   "Visits of a reduced search (playout cap randomization; not recorded)")
-        ->check(CLI::Range(1, 1000000))
-        ->capture_default_str();
-    app.add_option("--full-fraction", c.playouts.full_fraction,
-                   "Fraction of moves searched fully and recorded (1: every move)")
-        ->check(CLI::Range(0.001, 1.0))
-        ->capture_default_str();
+    selfplay::add_game_options(app, c);
     app.add_option("--concurrent", o.concurrent_games,
                    "Games played at once (0: threads x batch / leaves)")
         ->check(CLI::Range(0, 65536));
@@ -66,32 +57,6 @@ struct RunnerSetup {
     app.add_option("--cache", cache, "Evaluator position cache entries (0: off)")
         ->check(CLI::Range(0, 100000000));
     app.add_option("--seed", o.seed, "Runner seed; each game's seed derives from it")
-        ->capture_default_str();
-    app.add_option("--max-plies", c.max_plies, "Plies after which a game is a draw")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
-    app.add_option("--temperature", c.temperature.initial, "Move-choice temperature early on")
-        ->capture_default_str();
-    app.add_option("--temperature-plies", c.temperature.plies,
-                   "Plies played at --temperature; later ones at --final-temperature")
-        ->capture_default_str();
-    app.add_option("--final-temperature", c.temperature.final, "Temperature after that")
-        ->capture_default_str();
-    app.add_option("--resign-threshold", c.resign.threshold,
-                   "Resign below this root value (-1: never)")
-        ->capture_default_str();
-    app.add_option("--resign-consecutive", c.resign.consecutive,
-                   "... on this many of one's own moves in a row")
-        ->capture_default_str();
-    app.add_option("--resign-disabled", c.resign.disabled_fraction,
-                   "Fraction of games played out to measure false resignations")
-        ->capture_default_str();
-    app.add_option("--cpuct", c.search.cpuct, "PUCT exploration constant")->capture_default_str();
-    app.add_option("--fpu-reduction", c.search.fpu_reduction, "First-play urgency reduction")
-        ->capture_default_str();
-    app.add_option("--noise-alpha", c.search.noise_alpha, "Root Dirichlet noise alpha")
-        ->capture_default_str();
-    app.add_option("--noise-fraction", c.search.noise_fraction, "Root noise weight (0: none)")
         ->capture_default_str();
     app.add_flag("--no-tree-reuse", no_tree_reuse, "Start every search from an empty tree");
     app.add_option("--start-fen", o.start_fen, "Start position (default: the standard one)");

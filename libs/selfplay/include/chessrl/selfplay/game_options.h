@@ -1,0 +1,54 @@
+// The command-line options of how each self-play game is played (search
+// visits and playout cap, game length, temperature, resignation, PUCT and
+// root noise), shared by `chessrl selfplay` and chessrl-selfplay so the tool
+// and the service take the same names. Header-only: only code that includes it
+// needs CLI11 (libs/selfplay itself does not).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "chessrl/selfplay/game_runner.h"
+
+namespace chessrl::selfplay {
+
+inline void add_game_options(CLI::App& app, SelfPlayConfig& c) {
+  app.add_option("--visits", c.playouts.full_visits, "Visits of a full (recorded) search")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--reduced-visits", c.playouts.reduced_visits,
+                 "Visits of a reduced search (playout cap randomization; not recorded)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--full-fraction", c.playouts.full_fraction,
+                 "Fraction of moves searched fully and recorded (1: every move)")
+      ->check(CLI::Range(0.001, 1.0))
+      ->capture_default_str();
+  app.add_option("--max-plies", c.max_plies, "Plies after which a game is a draw")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--temperature", c.temperature.initial, "Move-choice temperature early on")
+      ->capture_default_str();
+  app.add_option("--temperature-plies", c.temperature.plies,
+                 "Plies played at --temperature; later ones at --final-temperature")
+      ->capture_default_str();
+  app.add_option("--final-temperature", c.temperature.final, "Temperature after that")
+      ->capture_default_str();
+  app.add_option("--resign-threshold", c.resign.threshold,
+                 "Resign below this root value (-1: never)")
+      ->capture_default_str();
+  app.add_option("--resign-consecutive", c.resign.consecutive,
+                 "... on this many of one's own moves in a row")
+      ->capture_default_str();
+  app.add_option("--resign-disabled", c.resign.disabled_fraction,
+                 "Fraction of games played out to measure false resignations")
+      ->capture_default_str();
+  app.add_option("--cpuct", c.search.cpuct, "PUCT exploration constant")->capture_default_str();
+  app.add_option("--fpu-reduction", c.search.fpu_reduction, "First-play urgency reduction")
+      ->capture_default_str();
+  app.add_option("--noise-alpha", c.search.noise_alpha, "Root Dirichlet noise alpha")
+      ->capture_default_str();
+  app.add_option("--noise-fraction", c.search.noise_fraction, "Root noise weight (0: none)")
+      ->capture_default_str();
+}
+
+}  // namespace chessrl::selfplay
