@@ -89,5 +89,12 @@ check "bench selfplay prints a median row" grep -q -E '^ *med +[0-9.]+ +[0-9]+ +
 "$bin" --help >/dev/null 2>&1
 check "--help exits 0" test $? -eq 0
 
+# bench train: one rank and the PyTorch yardstick on a tiny network (python3-torch
+# is installed by the set-up step; a yardstick that cannot run fails the command).
+out=$("$bin" bench train --ranks 1 --net 1x8 --batch 16 --steps 2 --warmup 1 --repeat 1 2>&1); rc=$?
+check "bench train with the yardstick exits 0" test $rc -eq 0
+check "bench train compares C++ with Python on the same network" \
+  grep -q 'Python .*: the same network. C++ / Python samples/s = ' <<<"$out"
+
 echo "$((checks - failures)) passed, $failures failed"
 [ $failures -eq 0 ]

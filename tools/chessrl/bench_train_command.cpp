@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_train_support.h"
 #include "bench_util.h"
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/rules.h"
@@ -32,10 +33,6 @@
 #include "chessrl/train/source.h"
 #include "chessrl/train/trainer.h"
 #include "commands.h"
-
-#ifndef CHESSRL_SOURCE_DIR
-#define CHESSRL_SOURCE_DIR ""
-#endif
 
 namespace chessrl::tool {
 namespace {
@@ -201,14 +198,6 @@ std::string self_executable() {
   return path.string();
 }
 
-// The thread settings every child gets: LibTorch's intra-op pool and the BLAS
-// pool (OpenBLAS starts one thread per core otherwise), so a rank uses
-// `threads` cores and no more.
-std::vector<std::string> env_prefix(int threads) {
-  return {"env", "OMP_NUM_THREADS=" + std::to_string(threads),
-          "OPENBLAS_NUM_THREADS=" + std::to_string(threads)};
-}
-
 struct RankResult {
   double step_seconds = 0;
   double wall_step_seconds = 0;
@@ -226,13 +215,6 @@ struct WorldResult {
   double data_wait_share = 0;
   bool hashes_equal = true;
 };
-
-std::optional<nlohmann::json> parse_json(const std::string& line) {
-  if (line.empty() || line.front() != '{') return std::nullopt;
-  auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  return j;
-}
 
 // One row of the table: `processes` workers at once, joined as one world of
 // that size, or (independent) each a world of one: the same load on the
@@ -325,87 +307,6 @@ WorldResult run_world(const TrainBenchOptions& o, Layout layout, int run, Progre
   return out;
 }
 
-// --- The Python yardstick ---------------------------------------------------
-
-struct Yardstick {
-  std::string interpreter;
-  std::string script;
-  std::string torch_version;
-};
-
-// The first interpreter that imports torch: the one named, or python3 on PATH,
-// then Debian's /usr/bin/python3 (python3-torch), which a pyenv or venv python3
-// first on PATH hides. Sets `why` when there is none.
-std::optional<Yardstick> find_yardstick(const TrainBenchOptions& o, std::string& why) {
-  if (o.python == "off") {
-    why = "--python off";
-    return std::nullopt;
-  }
-  Yardstick y;
-  y.script = o.python_script;
-  if (y.script.empty()) {
-    const std::filesystem::path beside =
-        std::filesystem::path(CHESSRL_SOURCE_DIR) / "tools" / "chessrl" / "train_yardstick.py";
-    y.script = beside.string();
-  }
-  if (!std::filesystem::exists(y.script)) {
-    why = "the script " + y.script + " is missing (pass --python-script)";
-    return std::nullopt;
-  }
-  std::vector<std::string> candidates;
-  if (o.python != "auto") {
-    candidates.push_back(o.python);
-  } else {
-    candidates.push_back("python3");
-    if (std::filesystem::exists("/usr/bin/python3")) candidates.push_back("/usr/bin/python3");
-  }
-  std::string tried;
-  for (const std::string& python : candidates) {
-    tried += (tried.empty() ? "" : ", ") + python;
-    if (python.find('/') == std::string::npos && !find_program(python)) continue;
-    auto child = Subprocess::start(
-        {python, "-c",
-         "try:\n import torch\n print('torch', torch.__version__)\nexcept Exception as e:\n "
-         "print('error', e)"});
-    if (!child.ok()) continue;
-    auto line = child->read_line(std::chrono::seconds(60));
-    if (line && line->rfind("torch ", 0) == 0) {
-      y.interpreter = python;
-      y.torch_version = line->substr(6);
-      return y;
-    }
-  }
-  why = "no Python with PyTorch (`import torch` failed with " + tried +
-        "; Debian: apt install python3-torch)";
-  return std::nullopt;
-}
-
-struct YardstickResult {
-  double samples_per_second = 0;
-  double step_seconds = 0;
-  std::int64_t parameters = 0;
-};
-
-YardstickResult run_yardstick(const Yardstick& y, const TrainBenchOptions& o,
-                              std::int64_t expect_parameters) {
-  std::vector<std::string> argv = env_prefix(o.threads);
-  argv.insert(argv.end(),
-              {y.interpreter, y.script, "--net", o.net, "--batch", std::to_string(o.batch),
-               "--steps", std::to_string(o.steps), "--warmup", std::to_string(o.warmup),
-               "--threads", std::to_string(o.threads), "--expect-params",
-               std::to_string(expect_parameters), "--device", o.device});
-  if (o.mixed_precision) argv.push_back("--mixed-precision");
-  auto child = Subprocess::start(argv);
-  if (!child.ok()) throw Error("bench train: cannot start the yardstick: " + child.error());
-  while (auto line = child->read_line(std::chrono::minutes(10))) {
-    auto j = parse_json(*line);
-    if (!j || !j->contains("samples_per_second")) continue;
-    return {(*j)["samples_per_second"].get<double>(), (*j)["step_seconds"].get<double>(),
-            (*j)["parameters"].get<std::int64_t>()};
-  }
-  throw Error("bench train: the Python yardstick gave no result (see its messages above)");
-}
-
 std::int64_t cpp_parameter_count(const nn::NetworkConfig& config) {
   nn::Network network = nn::make_network(config, 1);
   std::int64_t count = 0;
@@ -422,7 +323,7 @@ void run_train_bench(const TrainBenchOptions& o) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
 
   std::string why_not;
-  const std::optional<Yardstick> yardstick = find_yardstick(o, why_not);
+  const std::optional<Yardstick> yardstick = find_yardstick(o.python, o.python_script, why_not);
   const std::int64_t parameters = cpp_parameter_count(config);
 
   std::printf(
@@ -477,7 +378,9 @@ void run_train_bench(const TrainBenchOptions& o) {
     }
     if (yardstick) {
       progress.show("run %d/%d: Python yardstick", run + 1, o.repeat);
-      const YardstickResult y = run_yardstick(*yardstick, o, parameters);
+      const YardstickResult y = run_yardstick(
+          *yardstick, {o.net, o.batch, o.steps, o.warmup, o.threads, o.device, o.mixed_precision},
+          parameters);
       py_rate.push_back(y.samples_per_second);
       py_step.push_back(y.step_seconds);
       py_parameters = y.parameters;

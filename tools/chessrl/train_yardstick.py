@@ -14,6 +14,7 @@ pass under bf16 autocast with TF32 matrix products, as the trainer does.
 Debian: apt install python3-torch (the same LibTorch, 1.13, as libtorch-dev).
 """
 import argparse
+import contextlib
 import json
 import re
 import statistics
@@ -176,7 +177,11 @@ def main():
         x, policy_target, wdl_target = batches[step % len(batches)]
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.mixed_precision):
+        # PyTorch 1.13's autocast checks bf16 support even when disabled, which
+        # fails on a CPU-only build: enter it only when asked for.
+        precision = (torch.autocast("cuda", dtype=torch.bfloat16) if args.mixed_precision
+                     else contextlib.nullcontext())
+        with precision:
             policy, wdl = net(x)
         policy, wdl = policy.float(), wdl.float()
         policy_loss = -(policy_target * F.log_softmax(policy, 1)).sum(1).mean()
