@@ -16,6 +16,8 @@ void add_match_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 // `local`: the whole loop as child processes (built with CHESSRL_SERVICES only).
 void add_local_command(CLI::App& app);
+// `probe`: gRPC health and HTTP endpoints answer (built with CHESSRL_SERVICES only).
+void add_probe_command(CLI::App& app);
 // `bench selfplay`, under the bench command.
 void add_bench_selfplay_command(CLI::App& bench);
 // `bench replay`, under the bench command (built with CHESSRL_SERVICES only).

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   chessrl::tool::add_doctor_command(app);
 #ifdef CHESSRL_HAVE_SERVICES
   chessrl::tool::add_local_command(app);
+  chessrl::tool::add_probe_command(app);
 #endif
   try {
     app.parse(argc, argv);

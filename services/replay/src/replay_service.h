@@ -24,7 +24,7 @@ struct ReplayServiceOptions {
   std::uint32_t max_sample = 16384;  // positions per Sample call
 };
 
-// The service's own series in a metrics registry (names in shared/DESIGN.md).
+// The service's own series in a metrics registry (names in docs/metrics.md).
 struct ReplayMetrics {
   explicit ReplayMetrics(metrics::Registry& registry);
   metrics::Counter& games_stored;

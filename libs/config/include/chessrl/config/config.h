@@ -1,4 +1,4 @@
-// The configuration rules every chess-rl binary follows (shared/DESIGN.md):
+// The configuration rules every chess-rl binary follows (docs/architecture.md):
 // each long option --some-name can also come from the environment variable
 // CHESSRL_SOME_NAME or from the key `some-name` of a YAML file given with
 // --config, and a flag beats the environment, which beats the file, which

@@ -1,7 +1,7 @@
 // Metrics in Prometheus's model: named families of counters, gauges and
 // histograms, one time series per label set, rendered in the text exposition
 // format (0.0.4) so that `promtool check metrics` passes. Names follow
-// shared/DESIGN.md: prefix chessrl_, base units, counters end in _total (and
+// docs/architecture.md: prefix chessrl_, base units, counters end in _total (and
 // nothing else does). Series are created once and then updated lock-free; the
 // Registry and every Counter/Gauge/Histogram are thread-safe. References stay
 // valid for the Registry's lifetime.
