@@ -1,0 +1,29 @@
+{{/*
+redis.conf: the chart's directives, then redis.config's. The password is not
+here: it comes from the Secret as --requirepass $(REDIS_PASSWORD).
+*/}}
+{{- define "chess-rl.redis.conf" -}}
+{{- $owned := list "port" "bind" "dir" "appendonly" "appendfsync" "requirepass" "masterauth" "daemonize" "supervised" "pidfile" "logfile" "include" "unixsocket" "protected-mode" "aclfile" "rename-command" -}}
+{{- range $k, $v := .Values.redis.config -}}
+{{- if has $k $owned -}}
+{{- fail (printf "redis.config.%s: the chart sets this directive itself (use redis.port, redis.persistence.appendfsync or redis.auth)" $k) -}}
+{{- end -}}
+{{- end -}}
+# Written by the chess-rl chart: redis.conf of {{ include "chess-rl.componentName" (dict "root" . "component" "redis") }}.
+port {{ .Values.redis.port }}
+bind * -::*
+protected-mode {{ ternary "yes" "no" .Values.redis.auth.enabled }}
+daemonize no
+logfile ""
+dir /data
+# Every acknowledged write goes to the append-only file; no RDB snapshots besides
+# the AOF's own preamble.
+appendonly yes
+appendfsync {{ .Values.redis.persistence.appendfsync }}
+save ""
+# The replay service evicts old games itself; Redis must never drop keys.
+maxmemory-policy noeviction
+{{- range $k, $v := .Values.redis.config }}
+{{ $k }} {{ $v }}
+{{- end }}
+{{- end -}}
