@@ -83,3 +83,15 @@ describe('rendered objects are valid Kubernetes objects (offline OpenAPI schemas
     }
   });
 });
+
+describe('k8s/: the cluster-side examples outside the chart', () => {
+  it('k8s/namespace.yaml holds valid objects (a Namespace and its ResourceQuota)', () => {
+    const fs = require('node:fs');
+    const path = require('node:path');
+    const yaml = require('js-yaml');
+    const file = path.join(__dirname, '..', '..', 'k8s', 'namespace.yaml');
+    const objs = yaml.loadAll(fs.readFileSync(file, 'utf8')).filter(Boolean);
+    assert.deepEqual(objs.map((o) => o.kind), ['Namespace', 'ResourceQuota']);
+    assert.deepEqual(objs.flatMap((o) => validateObject(o)), []);
+  });
+});
