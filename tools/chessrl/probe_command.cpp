@@ -38,7 +38,8 @@ Answer probe_grpc(const std::string& target, double attempt_s) {
   auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
   auto stub = grpc::health::v1::Health::NewStub(channel);
   grpc::ClientContext context;
-  context.set_deadline(Clock::now() + std::chrono::milliseconds(int(attempt_s * 1000)));
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(int(attempt_s * 1000)));
   grpc::health::v1::HealthCheckRequest request;  // "": the server as a whole
   grpc::health::v1::HealthCheckResponse response;
   const grpc::Status status = stub->Check(&context, request, &response);
