@@ -3,13 +3,8 @@
 # Usage: chessrl_cli_test.sh <path to chessrl>
 set -u
 bin=$1
-failures=0
-checks=0
-check() {  # check <description> <condition command...>
-  local what=$1; shift
-  checks=$((checks + 1))
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=check.sh
+. "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 out=$("$bin" perft --depth 3 2>/dev/null); rc=$?
 check "perft --depth 3 exits 0" test $rc -eq 0
@@ -96,5 +91,4 @@ check "bench train with the yardstick exits 0" test $rc -eq 0
 check "bench train compares C++ with Python on the same network" \
   grep -q 'Python .*: the same network. C++ / Python samples/s = ' <<<"$out"
 
-echo "$((checks - failures)) passed, $failures failed"
-[ $failures -eq 0 ]
+finish

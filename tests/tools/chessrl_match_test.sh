@@ -3,13 +3,8 @@
 # Usage: chessrl_match_test.sh <path to chessrl>
 set -u
 bin=$1
-failures=0
-checks=0
-check() {  # check <description> <condition command...>
-  local what=$1; shift
-  checks=$((checks + 1))
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=check.sh
+. "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
@@ -49,5 +44,4 @@ check "an engine that does not start is named" grep -q "cannot start engine ches
 err=$("$bin" match --first random 2>&1); rc=$?
 check "--second is required" test $rc -ne 0
 
-echo "$((checks - failures)) passed, $failures failed"
-[ $failures -eq 0 ]
+finish

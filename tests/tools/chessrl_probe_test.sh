@@ -5,13 +5,8 @@
 set -u
 bin=$1
 replay=$2
-failures=0
-checks=0
-check() {  # check <description> <condition command...>
-  local what=$1; shift
-  checks=$((checks + 1))
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=check.sh
+. "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 log=$(mktemp)
 "$replay" --store memory --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 2>"$log" &
@@ -53,5 +48,4 @@ check "a non-http URL is refused by name" grep -q "'ftp://x/y' is not an http://
 out=$("$bin" probe --http "http://x:99999/y" 2>&1); rc=$?
 check "a bad port is refused by name" grep -q "bad port '99999'" <<<"$out"
 
-echo "$((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish
