@@ -8,12 +8,13 @@ CHESSRL := $(BUILD)/tools/chessrl/chessrl
 RUN_DIR ?= run
 RUN_ARGS ?=
 
-.PHONY: all deps configure build test unit e2e run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean
+.PHONY: all deps configure build test unit e2e run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images images-smoke
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
+	@scripts/install-chart-tools.sh
 
 configure: deps
 	@cmake --preset $(PRESET) >/dev/null
@@ -50,6 +51,13 @@ bench-replay: build
 
 bench-train: build
 	@$(CHESSRL) bench train
+
+# Container images (docker/README.md): docker if its engine answers, else podman.
+images:
+	@scripts/images.sh
+
+images-smoke:
+	@tests/images/smoke.sh
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

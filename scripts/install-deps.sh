@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs every Debian package listed in deps/apt.txt that is not installed yet.
+# Installs every Debian package listed in a list file that is not installed yet.
+#   scripts/install-deps.sh [LIST]   LIST defaults to deps/apt.txt (the build and tests);
+#                                    deps/apt-images.txt is what `make images` needs.
 # Safe to run again: with nothing missing it touches nothing and takes a second.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-list="$here/deps/apt.txt"
+list=${1:-"$here/deps/apt.txt"}
+[ -f "$list" ] || { echo "install-deps: no such list: $list" >&2; exit 1; }
+name=$(basename "$(dirname "$list")")/$(basename "$list")
 
 mapfile -t wanted < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$list" | grep -v '^$')
 missing=()
@@ -13,7 +17,7 @@ for pkg in "${wanted[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#wanted[@]} packages from deps/apt.txt are installed"
+  echo "install-deps: all ${#wanted[@]} packages from $name are installed"
   exit 0
 fi
 
