@@ -1,12 +1,16 @@
 // The self-play service's pieces in-process: games from a real GameRunner
 // converted to the wire format pass the replay service's validator; replica
 // seeds; loading models (and refusing bad ones); and the GamePusher against a fake push function
-// (outage, recovery, order, shedding, rejections, duplicates, flush deadlines).
+// (outage, recovery, order, shedding, rejections, duplicates, flush deadlines, the --acked-log
+// lines, appended across restarts; an unopenable --acked-log refused at start-up).
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "chessrl/chess/position.h"
+#include "chessrl/config/config.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/backend.h"
 #include "chessrl/nn/batch_evaluator.h"
@@ -28,6 +33,7 @@
 #include "game_pusher.h"
 #include "model_follower.h"
 #include "replica.h"
+#include "selfplay_settings.h"
 
 namespace chessrl::selfplay_service {
 namespace {
@@ -432,6 +438,12 @@ TEST(GamePusher, PushesASmallBatchAfterTheInterval) {
   EXPECT_TRUE(replay.stored().empty());  // neither a full batch nor the interval yet
   ASSERT_TRUE(eventually([&] { return pusher.buffered() == 0; }, 2s));
   EXPECT_EQ(replay.stored(), ids(0, 1));
+
+  // Again once the buffer has drained and the thread waits on an empty one.
+  std::this_thread::sleep_for(50ms);
+  pusher.add(numbered(1));
+  ASSERT_TRUE(eventually([&] { return pusher.buffered() == 0; }, 2s));
+  EXPECT_EQ(replay.stored(), ids(0, 2));
 }
 
 TEST(GamePusher, FlushGivesUpAtItsDeadlineAndSaysHowManyAreLeft) {
@@ -460,6 +472,97 @@ TEST(GamePusher, FlushPushesEverythingWhenTheReplayAnswers) {
   for (int i = 0; i < 10; ++i) pusher.add(numbered(i));  // under a batch: waits for the interval
   EXPECT_EQ(pusher.flush(5s), 0u);
   EXPECT_EQ(replay.stored(), ids(0, 10));
+}
+
+// --- --acked-log
+
+std::string temp_dir() {
+  char pattern[] = "/tmp/chessrl-selfplay-unit-XXXXXX";
+  const char* made = ::mkdtemp(pattern);
+  EXPECT_NE(made, nullptr);
+  return made ? made : "/tmp";
+}
+
+std::vector<std::string> file_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(GamePusher, AppendsALinePerAnsweredGameToTheAckedLogAcrossRestarts) {
+  const std::string dir = temp_dir();
+  const std::string path = dir + "/acked.log";
+  FakeReplay replay;
+  Lines log;
+  metrics::Registry registry;
+  replay.reject("game-2", "illegal_move");
+  replay.reject("game-5", "something_new");
+  replay.pre_store("game-6");
+  const std::vector<std::string> first = {
+      "game-0 stored",    "game-1 stored", "game-2 rejected illegal_move",
+      "game-3 stored",    "game-4 stored", "game-5 rejected other",
+      "game-6 duplicate", "game-7 stored"};
+  {
+    GamePusherOptions o = fast_options();
+    o.acked_log = AckedLog::open(path).value_or_throw();
+    GamePusher pusher(replay.function(), o, registry, log.function());
+    for (int i = 0; i < 8; ++i) pusher.add(numbered(i));
+    ASSERT_TRUE(eventually([&] { return pusher.stats().added == 8 && pusher.buffered() == 0; }));
+    // In the file as the replies arrive, while the pusher still runs (no flush, no close).
+    EXPECT_EQ(file_lines(path), first);
+  }
+
+  // A restarted pusher appends to the same file.
+  GamePusherOptions o = fast_options();
+  o.acked_log = AckedLog::open(path).value_or_throw();
+  GamePusher pusher(replay.function(), o, registry, log.function());
+  pusher.add(numbered(0));  // stored by the first: DUPLICATE
+  pusher.add(numbered(8));
+  EXPECT_EQ(pusher.flush(5s), 0u);
+  std::vector<std::string> both = first;
+  both.insert(both.end(), {"game-0 duplicate", "game-8 stored"});
+  EXPECT_EQ(file_lines(path), both);
+  EXPECT_EQ(log.count("--acked-log"), 0) << log.all();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GamePusher, AnAckedLogThatCannotBeOpenedNamesTheOptionAndThePath) {
+  const std::string dir = temp_dir();
+  for (const std::string& path : {std::string("/nonexistent-dir/x"), dir}) {
+    auto opened = AckedLog::open(path);
+    ASSERT_FALSE(opened.ok()) << path;
+    EXPECT_NE(opened.error().find("--acked-log " + path + ": cannot open"), std::string::npos)
+        << opened.error();
+  }
+
+  // Through the options: a start-up error from resolve() (the flag or CHESSRL_ACKED_LOG).
+  auto resolved = [](std::vector<std::string> args) -> Result<Settings> {
+    Settings settings;
+    CLI::App app{"test"};
+    add_options(app, settings);
+    config::finish(app);
+    std::vector<const char*> argv = {"chessrl-selfplay"};
+    for (const auto& a : args) argv.push_back(a.c_str());
+    app.parse(static_cast<int>(argv.size()), argv.data());
+    if (auto r = resolve(settings, app); !r.ok()) return fail(r.error());
+    return settings;
+  };
+  auto none = resolved({"--replica", "r"});
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_EQ(none->push.acked_log, nullptr);
+  auto bad = resolved({"--replica", "r", "--acked-log", dir + "/missing/acked.log"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("--acked-log " + dir + "/missing/acked.log"), std::string::npos)
+      << bad.error();
+  ::setenv("CHESSRL_ACKED_LOG", (dir + "/acked.log").c_str(), 1);
+  auto from_env = resolved({"--replica", "r"});
+  ::unsetenv("CHESSRL_ACKED_LOG");
+  ASSERT_TRUE(from_env.ok()) << from_env.error();
+  ASSERT_NE(from_env->push.acked_log, nullptr);
+  EXPECT_EQ(from_env->push.acked_log->path(), dir + "/acked.log");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/acked.log"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(GamePusher, RejectsABatchLargerThanTheBuffer) {

@@ -1,7 +1,12 @@
 #include "game_pusher.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "chessrl/replay/validation.h"
@@ -18,6 +23,8 @@ constexpr std::uint64_t kRejectionsLoggedInFull = 20;
 constexpr auto kShedLogInterval = std::chrono::seconds(10);
 // While flushing at shutdown, retry at least once a second.
 constexpr std::chrono::milliseconds kFlushBackoffMax{1000};
+// Failed appends to --acked-log: the first few are all logged, then one in 100.
+constexpr std::uint64_t kAckedLogFailuresLoggedInFull = 5;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -34,6 +41,30 @@ Result<void> GamePusherOptions::validate() const {
   if (interval.count() < 1) return fail("--push-interval-ms must be at least 1");
   if (backoff_min.count() < 1 || backoff_max < backoff_min)
     return fail("push backoff: need 1 ms <= minimum <= maximum");
+  return {};
+}
+
+Result<std::shared_ptr<AckedLog>> AckedLog::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return fail("--acked-log " + path + ": cannot open for appending: " + std::strerror(errno));
+  }
+  return std::shared_ptr<AckedLog>(new AckedLog(path, fd));
+}
+
+AckedLog::~AckedLog() { ::close(fd_); }
+
+Result<void> AckedLog::append(const std::string& lines) {
+  // One write() normally; a short one (a full disk, a signal) goes on where it stopped.
+  const char* p = lines.data();
+  std::size_t left = lines.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail("cannot append to " + path_ + ": " + std::strerror(errno));
+    p += n;
+    left -= std::size_t(n);
+  }
   return {};
 }
 
@@ -107,7 +138,9 @@ void GamePusher::add(v1::Game game) {
     buffer_.push_back(std::move(game));
   }
   update_gauge();
-  if (buffer_.size() >= options_.batch_games) wake_.notify_one();
+  // A full batch goes now; the first game into an empty buffer starts the
+  // interval (the thread waits without a deadline while the buffer is empty).
+  if (buffer_.size() >= options_.batch_games || buffer_.size() == 1) wake_.notify_one();
 }
 
 std::size_t GamePusher::flush(std::chrono::milliseconds timeout) {
@@ -219,18 +252,22 @@ void GamePusher::on_failure(const std::string& error) {
 void GamePusher::apply(const v1::PushGamesRequest& request, const v1::PushGamesReply& reply) {
   const auto n = static_cast<std::size_t>(request.games_size());
   std::uint64_t acknowledged = 0;
+  std::string acked_lines;  // for --acked-log
   for (int i = 0; i < reply.results_size(); ++i) {
     const v1::PushResult& result = reply.results(i);
     if (result.status() == v1::STORED) {
       ++stats_.stored;
       ++acknowledged;
+      acked_lines += result.id() + " stored\n";
     } else if (result.status() == v1::DUPLICATE) {
       ++stats_.duplicates;
       ++acknowledged;
+      acked_lines += result.id() + " duplicate\n";
     } else {
       // REJECTED (or a status this build does not know): final, never retried.
       const std::string label =
           result.status() == v1::REJECTED ? reason_label(result.reason()) : "other";
+      acked_lines += result.id() + " rejected " + label + "\n";
       ++stats_.rejected;
       ++stats_.rejected_by_reason[label];
       registry_.counter(kRejectedName, kRejectedHelp, {{"reason", label}}).inc();
@@ -243,6 +280,17 @@ void GamePusher::apply(const v1::PushGamesRequest& request, const v1::PushGamesR
     }
   }
   pushed_counter_.inc(static_cast<double>(acknowledged));
+  if (options_.acked_log && !acked_lines.empty()) {
+    // In the kernel before the next push: a kill -9 from here on loses no line.
+    if (auto appended = options_.acked_log->append(acked_lines); !appended.ok()) {
+      ++acked_log_failures_;
+      if (acked_log_failures_ <= kAckedLogFailuresLoggedInFull || acked_log_failures_ % 100 == 0) {
+        log_("--acked-log: " + appended.error() + "; the lines of " +
+             std::to_string(reply.results_size()) + " answered games may be missing there [" +
+             std::to_string(acked_log_failures_) + " failed appends in all]");
+      }
+    }
+  }
   buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n));
   if (outage_) {
     const Clock::time_point now = Clock::now();

@@ -7,7 +7,8 @@
 // once each. A game the replay REJECTS is counted by reason, logged and not
 // retried; DUPLICATE counts as pushed. When the buffer is full the oldest game
 // not being sent is shed, counted and logged: no game is dropped silently.
-// Thread-safe.
+// With an AckedLog (--acked-log), every answered game gets a line there as its
+// reply arrives. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -17,9 +18,11 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "chessrl/core/result.h"
 #include "chessrl/metrics/registry.h"
@@ -35,12 +38,36 @@ using PushFunction = std::function<Result<v1::PushGamesReply>(const v1::PushGame
                                                               Clock::time_point deadline)>;
 using LogFunction = std::function<void(const std::string& line)>;
 
+// --acked-log: a file, opened for appending (created if missing, never
+// truncated), that gets one line per game the replay service answered:
+// "<id> stored", "<id> duplicate" or "<id> rejected <reason label>". Each
+// append is one write() of whole lines, so what was appended survives a
+// kill -9 of the process (not a crash of the machine: no fsync). Owns its
+// descriptor; append() is not thread-safe.
+class AckedLog {
+ public:
+  // The error names --acked-log and `path`.
+  static Result<std::shared_ptr<AckedLog>> open(const std::string& path);
+  ~AckedLog();
+  AckedLog(const AckedLog&) = delete;
+  AckedLog& operator=(const AckedLog&) = delete;
+
+  Result<void> append(const std::string& lines);
+  const std::string& path() const { return path_; }
+
+ private:
+  AckedLog(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_;
+};
+
 struct GamePusherOptions {
   std::size_t buffer_games = 4096;           // games held at most (sent or not yet acknowledged)
   std::size_t batch_games = 32;              // games per push at most
   std::chrono::milliseconds interval{1000};  // a smaller batch goes after this long
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{30000};
+  std::shared_ptr<AckedLog> acked_log;  // null: none
   Result<void> validate() const;
 };
 
@@ -122,6 +149,7 @@ class GamePusher {
   Clock::time_point shed_logged_at_{};
   std::uint64_t shed_logged_ = 0;
   std::uint64_t rejections_logged_ = 0;
+  std::uint64_t acked_log_failures_ = 0;
   std::thread thread_;
 };
 

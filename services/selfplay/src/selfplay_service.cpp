@@ -221,7 +221,8 @@ int SelfplayService::run() {
       std::to_string(r.config.playouts.full_visits) + "/" +
       std::to_string(r.config.playouts.reduced_visits) + " visits, " + std::to_string(s.workers) +
       " evaluator worker(s), batches up to " + std::to_string(s.evaluator.max_batch) +
-      "; pushing to " + s.replay);
+      "; pushing to " + s.replay +
+      (s.push.acked_log ? ", answered games appended to " + s.push.acked_log->path() : ""));
 
   int code = 0;
   {

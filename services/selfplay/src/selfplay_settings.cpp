@@ -1,6 +1,7 @@
 #include "selfplay_settings.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "chessrl/selfplay/game_options.h"
 #include "replica.h"
@@ -84,6 +85,10 @@ void add_options(CLI::App& app, Settings& s) {
                  "seconds to push what is buffered when stopping")
       ->check(CLI::Range(0, 3600))
       ->capture_default_str();
+  app.add_option("--acked-log", s.acked_log,
+                 "append one line per game the replay service answered (`<id> "
+                 "stored|duplicate|rejected <reason>`): an audit trail of acknowledged games; "
+                 "empty: none");
   app.add_option("--progress-interval", s.progress_interval_s,
                  "seconds between progress lines (0: none)")
       ->check(CLI::Range(0, 86400))
@@ -140,6 +145,13 @@ Result<void> resolve(Settings& s, const CLI::App& app) {
 
   s.push.interval = std::chrono::milliseconds(s.push_interval_ms);
   if (auto valid = s.push.validate(); !valid.ok()) return valid;
+
+  // Last: nothing is created when another option is wrong.
+  if (!s.acked_log.empty()) {
+    auto acked_log = AckedLog::open(s.acked_log);
+    if (!acked_log.ok()) return fail(acked_log.error());
+    s.push.acked_log = std::move(*acked_log);
+  }
   return {};
 }
 

@@ -1,6 +1,7 @@
 // chessrl-selfplay's options: what every flag, CHESSRL_* variable and --config
 // key sets (the game settings share their names with `chessrl selfplay`), and
-// the values derived from them once parsed. Plain data.
+// the values derived from them once parsed. Plain data, but for the
+// --acked-log file resolve() opens (shared by copies).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -44,8 +45,9 @@ struct Settings {
   std::uint64_t games = 0;  // 0: until stopped
 
   // Pushing.
-  GamePusherOptions push;
+  GamePusherOptions push;  // its acked_log is opened by resolve()
   int push_interval_ms = 1000;
+  std::string acked_log;  // empty: none
   int flush_timeout_s = 10;
   int progress_interval_s = 30;
 
@@ -60,7 +62,8 @@ struct Settings {
 void add_options(CLI::App& app, Settings& settings);
 
 // After parsing: checks what CLI11 cannot, fills the defaults that depend on
-// others and the derived fields. Errors name the option.
+// others and the derived fields, and, last, opens --acked-log (creating the
+// file). Errors name the option.
 Result<void> resolve(Settings& settings, const CLI::App& app);
 
 }  // namespace chessrl::selfplay_service
