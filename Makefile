@@ -8,7 +8,7 @@ CHESSRL := $(BUILD)/tools/chessrl/chessrl
 RUN_DIR ?= run
 RUN_ARGS ?=
 
-.PHONY: all deps configure build test unit e2e run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images images-smoke
+.PHONY: all deps configure build test unit e2e run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images images-smoke deploy-test
 
 all: build
 
@@ -58,6 +58,11 @@ images:
 
 images-smoke:
 	@tests/images/smoke.sh
+
+# The chart run for real: helm template's pods as podman containers, scaled, broken on
+# purpose, reinstalled (tests/deploy/README.md).
+deploy-test:
+	@tests/deploy/run.sh
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

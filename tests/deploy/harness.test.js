@@ -1,0 +1,104 @@
+'use strict';
+// Checks of the deployment test's harness itself (lib/cluster.js), with no container:
+// what it would run for each pod of the rendered chart. `node --test`, a ctest unit test.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const { Cluster, expand, templateHash, quantityBytes } = require('./lib/cluster');
+const tools = require('../helm/lib/tools');
+
+const yaml = tools.requireTool('js-yaml');
+
+function render(extra = []) {
+  const out = execFileSync(tools.helmBin, ['template', 'chess-rl', tools.chartDir,
+    '-f', path.join(tools.chartDir, 'ci', 'values-tiny.yaml'), '-f', path.join(__dirname, 'values.yaml'), ...extra],
+  { maxBuffer: 64 << 20, env: { PATH: process.env.PATH, HOME: os.tmpdir() } }).toString();
+  return yaml.loadAll(out).filter(Boolean);
+}
+
+// The podman arguments of every pod the release would start, without starting any.
+function plan(manifests) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chessrl-harness-'));
+  const c = new Cluster({ name: 'harness-test', dataDir });
+  c.objects = manifests.filter((o) => !(o.metadata.annotations || {})['helm.sh/hook']);
+  const pods = {};
+  for (const o of c.objects.filter((x) => x.kind === 'Deployment' || x.kind === 'StatefulSet')) {
+    for (let i = 0; i < (o.spec.replicas ?? 1); i++) {
+      const name = o.kind === 'StatefulSet' ? `${o.metadata.name}-${i}` : `${o.metadata.name}-abc-${i}`;
+      const spec = o.spec.template.spec;
+      const pod = { name, labels: o.spec.template.metadata.labels, spec, container: spec.containers[0],
+        ctr: `x-${name}`, dir: path.join(dataDir, 'pods', name) };
+      fs.mkdirSync(pod.dir, { recursive: true });
+      pods[name] = { args: c.runArgs(pod, o), env: pod.env, aliases: c.aliases(pod, o) };
+    }
+  }
+  return { pods, dataDir, cluster: c };
+}
+
+const after = (args, flag) => args.filter((_, i) => args[i - 1] === flag);
+
+test('$(VAR) expands as the kubelet does', () => {
+  assert.equal(expand('--pass $(P) $$(P) $(NOPE)', { P: 'x' }), '--pass x $(P) $(NOPE)');
+  assert.equal(quantityBytes('256Mi'), 256 * 1024 * 1024);
+  assert.equal(quantityBytes('1Gi'), 1024 ** 3);
+  assert.throws(() => quantityBytes('lots'), /lots/);
+  assert.equal(templateHash({ a: 1 }), templateHash({ a: 1 }));
+  assert.notEqual(templateHash({ a: 1 }), templateHash({ a: 2 }));
+});
+
+test('every pod of the release: names, security, env, volumes as rendered', () => {
+  const m = render();
+  const secret = m.find((o) => o.kind === 'Secret' && o.metadata.name === 'chess-rl-redis');
+  const password = Buffer.from(secret.data['redis-password'], 'base64').toString();
+  const { pods, dataDir } = plan(m);
+  assert.deepEqual(Object.keys(pods).sort(), ['chess-rl-evaluator-abc-0', 'chess-rl-redis-0', 'chess-rl-replay-abc-0',
+    'chess-rl-selfplay-abc-0', 'chess-rl-trainer-0', 'chess-rl-trainer-1']);
+  // DNS: Services by name, StatefulSet pods as <pod>.<headless service>.
+  assert.ok(pods['chess-rl-trainer-0'].aliases.includes('chess-rl-trainer-0.chess-rl-trainer-headless'));
+  assert.ok(pods['chess-rl-trainer-1'].aliases.includes('chess-rl-trainer-1.chess-rl-trainer-headless'));
+  assert.ok(pods['chess-rl-redis-0'].aliases.includes('chess-rl-redis'));
+  assert.ok(pods['chess-rl-replay-abc-0'].aliases.includes('chess-rl-replay'));
+  assert.ok(!pods['chess-rl-replay-abc-0'].aliases.includes('chess-rl-redis'));
+  // The Secret resolved, and $(REDIS_PASSWORD) expanded in Redis's args.
+  assert.equal(pods['chess-rl-replay-abc-0'].env.CHESSRL_REDIS_PASSWORD, password);
+  const redis = pods['chess-rl-redis-0'].args;
+  assert.ok(redis.includes(password) && !redis.includes('$(REDIS_PASSWORD)'));
+  // The downward API: the pod's name.
+  assert.equal(pods['chess-rl-selfplay-abc-0'].env.CHESSRL_REPLICA, 'chess-rl-selfplay-abc-0');
+  // The securityContext.
+  for (const [name, p] of Object.entries(pods)) {
+    assert.ok(p.args.includes('--read-only'), `${name} read-only`);
+    assert.deepEqual(after(p.args, '--cap-drop'), ['ALL'], name);
+    assert.ok(p.args.includes('no-new-privileges'), name);
+    assert.match(after(p.args, '--user')[0], /^[1-9][0-9]*:[1-9][0-9]*$/, name);
+  }
+  assert.equal(after(redis, '--user')[0], '999:999');
+  // Volumes: the ConfigMap's file written, claims per ordinal, the config read-only.
+  const trainer = pods['chess-rl-trainer-1'].args;
+  const vols = after(trainer, '--volume');
+  assert.ok(vols.some((v) => v === `${path.join(dataDir, 'pvc', 'checkpoints-chess-rl-trainer-1')}:/var/lib/chessrl/checkpoints`), vols.join(' '));
+  assert.ok(vols.some((v) => v.endsWith(':/etc/chessrl:ro')));
+  const cfg = fs.readFileSync(path.join(dataDir, 'pods', 'chess-rl-trainer-1', 'configmap', 'config', 'config.yaml'), 'utf8');
+  assert.match(cfg, /batch-size: 16/);
+  // The command as rendered: entrypoint and args.
+  assert.equal(after(trainer, '--entrypoint')[0], JSON.stringify(['/usr/local/bin/chessrl-trainer']));
+  assert.equal(pods['chess-rl-trainer-0'].env.MASTER_ADDR, 'chess-rl-trainer-0.chess-rl-trainer-headless');
+});
+
+test('what the harness cannot do faithfully is refused, naming the object', () => {
+  const m = render();
+  const svc = m.find((o) => o.kind === 'Service' && o.metadata.name === 'chess-rl-replay');
+  svc.spec.ports[0].port = 80; // a remapped port: no DNS alias can do that
+  assert.throws(() => plan(m), /Service chess-rl-replay: port 80 maps to 50051/);
+  const m2 = render();
+  const dep = m2.find((o) => o.kind === 'Deployment' && o.metadata.name === 'chess-rl-replay');
+  dep.spec.template.spec.containers[0].env.push({ name: 'X', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } });
+  assert.throws(() => plan(m2), /env X: the harness does not provide fieldRef status.hostIP/);
+  const m3 = render();
+  const sp = m3.find((o) => o.kind === 'Deployment' && o.metadata.name === 'chess-rl-selfplay');
+  sp.spec.template.spec.securityContext.runAsUser = 0;
+  assert.throws(() => plan(m3), /runAsNonRoot without a non-zero runAsUser/);
+});

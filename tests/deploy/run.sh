@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make deploy-test: the chart run for real (tests/deploy/README.md).
+#   1. podman (with netavark and aardvark-dns), helm and the test's npm packages;
+#   2. the images: scripts/images.sh (reuses every cached layer when nothing changed)
+#      and the test's Redis image (tests/deploy/redis.Dockerfile);
+#   3. node tests/deploy/scenario.js: render, install, scale, faults, uninstall,
+#      reinstall; a summary table and the figures at the end. Exit 1 on any failure.
+# Arguments go to scenario.js (--keep leaves the containers running; --data DIR).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$here"
+start=$(date +%s)
+say() { echo "deploy-test: $* ($(( $(date +%s) - start )) s)"; }
+
+scripts/install-deps.sh deps/apt-images.txt
+scripts/install-deps.sh deps/apt-deploy.txt
+scripts/install-chart-tools.sh
+say "tools ready"
+scripts/images.sh
+say "images ready"
+export CONTAINERS_CONF=${CONTAINERS_CONF:-$here/docker/podman/containers.conf}
+podman build --quiet --file tests/deploy/redis.Dockerfile \
+  --tag localhost/chessrl-test-redis:7.0-bookworm tests/deploy >/dev/null
+say "test Redis image ready"
+unset CONTAINERS_CONF   # scenario.js adds the netavark backend to the project's settings
+exec node tests/deploy/scenario.js "$@"

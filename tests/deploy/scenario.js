@@ -1,0 +1,414 @@
+#!/usr/bin/env node
+'use strict';
+// The deployment test: the chart's `helm template` output run as podman containers of the
+// built images (lib/cluster.js), installed, scaled, broken on purpose and reinstalled,
+// with assertions at every step. tests/deploy/README.md says what is emulated and how.
+//
+//   node tests/deploy/scenario.js [--keep] [--name NAME] [--data DIR]
+//
+// Prints each step as it runs, then a summary table (step, seconds, pass/fail) and the
+// figures; exits 1 when any step failed. The containers and network are removed at the
+// end; the data directory (pod logs, claims) stays for inspection.
+const { execFile } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { Cluster, sleep } = require('./lib/cluster');
+const obs = require('./lib/observe');
+const tools = require('../helm/lib/tools');
+
+const yaml = tools.requireTool('js-yaml');
+
+const args = process.argv.slice(2);
+const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : def; };
+const NAME = opt('--name', 'chessrl-deploy');
+const DATA = path.resolve(opt('--data', path.join(tools.repoRoot, 'build', 'deploy-test')));
+const KEEP = args.includes('--keep');
+
+// The release as the test installs it.
+const RELEASE = 'chess-rl';
+const F = 'chess-rl';
+const VALUES = [path.join(tools.chartDir, 'ci', 'values-tiny.yaml'), path.join(__dirname, 'values.yaml')];
+const ACKED_LOG = 'acked-games.log'; // selfplay.config.acked-log in values.yaml, under /tmp
+const KEY = 'chessrl'; // the replay service's key prefix (its default)
+
+// Bounds the test holds the chart to, on a 2-core machine (docs/kubernetes.md).
+const READY_BOUND_S = 120; // install: every pod Ready
+const FLOW_BOUND_S = 30; // a fault: games reach Redis again
+const RECOVER_BOUND_S = 180; // a fault: the pod restarted and Ready (trainer ranks re-form the group)
+
+const PORTS = { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 };
+
+const t0 = Date.now();
+const elapsed = () => ((Date.now() - t0) / 1000).toFixed(1).padStart(6);
+const say = (line) => console.log(`[${elapsed()}s] ${line}`);
+
+function render() {
+  const a = ['template', RELEASE, tools.chartDir, '--namespace', 'default'];
+  for (const v of VALUES) a.push('-f', v);
+  return new Promise((resolve, reject) => {
+    execFile(tools.helmBin, a, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`helm ${a.join(' ')}: ${stderr}`));
+      resolve(yaml.loadAll(stdout).filter(Boolean));
+    });
+  });
+}
+
+// ---- the summary ---------------------------------------------------------------------
+const steps = [];
+const figures = [];
+class Failure extends Error {}
+function check(cond, message) {
+  if (!cond) throw new Failure(message);
+}
+async function step(name, fn) {
+  say(`== ${name}`);
+  const s = { name, start: Date.now(), ok: false, detail: '' };
+  steps.push(s);
+  try {
+    s.detail = (await fn()) || '';
+    s.ok = true;
+    say(`   ok: ${s.detail}`);
+  } catch (e) {
+    s.detail = e.message;
+    say(`   FAILED: ${e.message}`);
+    if (!(e instanceof Failure)) console.log(e.stack);
+  }
+  s.seconds = (Date.now() - s.start) / 1000;
+  return s.ok;
+}
+function figure(name, value) {
+  figures.push([name, value]);
+}
+
+function table(rows, header) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (r) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+// ---- the cluster's pods by role --------------------------------------------------------
+let c;
+const redisPod = () => `${F}-redis-0`;
+const one = (kind, name) => {
+  const pods = c.podsOf(kind, name);
+  if (pods.length !== 1) throw new Failure(`${kind} ${name} has ${pods.length} pods, expected 1`);
+  return pods[0].name;
+};
+const replayPod = () => one('Deployment', `${F}-replay`);
+const evaluatorPod = () => one('Deployment', `${F}-evaluator`);
+const selfplayPods = () => c.podsOf('Deployment', `${F}-selfplay`).map((p) => p.name);
+const trainerPod = (rank) => `${F}-trainer-${rank}`;
+
+const gamesTotal = async () => Number((await obs.redisOr(c, redisPod(), ['HGET', `${KEY}:stats`, 'games_total'], ['-1']))[0] || 0);
+const latestVersion = async () => Number((await obs.redisOr(c, redisPod(), ['GET', `${KEY}:model:latest`], ['0']))[0] || 0);
+
+// Every game a self-play pod saw acknowledged STORED is in Redis, checked by its id.
+async function checkAcked(label) {
+  const acked = obs.ackedGames(c, ACKED_LOG).filter((g) => g.status === 'stored');
+  check(acked.length > 0, `${label}: no acknowledged game in the self-play pods' ${ACKED_LOG}`);
+  const ids = [...new Set(acked.map((g) => g.id))];
+  check(ids.length === acked.length, `${label}: ${acked.length - ids.length} game ids acknowledged STORED twice`);
+  const input = ids.map((id) => `EXISTS ${KEY}:game:${id}`).join('\n') + '\n';
+  const out = await obs.redis(c, redisPod(), [], { input });
+  check(out.length === ids.length, `${label}: redis-cli answered ${out.length} of ${ids.length} EXISTS`);
+  const missing = ids.filter((id, i) => out[i].trim() !== '1');
+  check(missing.length === 0, `${label}: ${missing.length} of ${ids.length} acknowledged games are not in Redis: ${missing.slice(0, 5).join(', ')}`);
+  return ids.length;
+}
+
+// ---- the scenario ----------------------------------------------------------------------
+async function install(label) {
+  const manifests = await render();
+  const tApply = Date.now();
+  await c.apply(manifests);
+  await c.waitFor(() => c.allReady(), READY_BOUND_S * 1000, `every pod Ready (${[...c.pods.values()].filter((p) => !p.ready).map((p) => p.name).join(', ')} not yet)`);
+  const total = (Date.now() - tApply) / 1000;
+  const perPod = [...c.pods.values()].map((p) => `${p.name.replace(`${F}-`, '')} ${((p.firstReadyAt - tApply) / 1000).toFixed(1)}`);
+  figure(`${label}: every pod Ready after (s)`, `${total.toFixed(1)} (bound ${READY_BOUND_S})`);
+  figure(`${label}: Ready per pod (s)`, perPod.join(', '));
+  const restarts = [...c.pods.values()].filter((p) => p.restarts > 0).map((p) => `${p.name} ${p.restarts}`);
+  figure(`${label}: restarts before Ready`, restarts.length ? restarts.join(', ') : 'none');
+  return `${c.pods.size} pods Ready in ${total.toFixed(1)} s (bound ${READY_BOUND_S} s)`;
+}
+
+async function main() {
+  say(`deployment test: cluster ${NAME}, data in ${DATA}`);
+  await Cluster.clean(NAME, DATA);
+  c = new Cluster({ name: NAME, dataDir: DATA, log: (l) => console.log(`           ${l}`) });
+  await c.create();
+  const ok = await runSteps();
+  return ok;
+}
+
+async function runSteps() {
+  if (!await step('install: every pod Ready', () => install('install'))) return false;
+
+  await step('install: games reach Redis', async () => {
+    await c.waitFor(async () => (await gamesTotal()) > 0, 60000, 'games in Redis');
+    return `${await gamesTotal()} games in Redis`;
+  });
+
+  await step('install: two trainer ranks train together over Gloo', async () => {
+    const seen = {};
+    await c.waitFor(async () => {
+      for (const r of [0, 1]) {
+        const s = await obs.scrape(c, trainerPod(r), PORTS.trainer).catch(() => []);
+        seen[r] = { world: obs.metric(s, 'chessrl_trainer_world_size'), rank: obs.metric(s, 'chessrl_trainer_rank'),
+          steps: obs.metric(s, 'chessrl_trainer_steps_total') || 0, allreduce: obs.metric(s, 'chessrl_trainer_allreduce_seconds_total') || 0 };
+      }
+      return [0, 1].every((r) => seen[r].world === 2 && seen[r].rank === r && seen[r].steps > 0 && seen[r].allreduce > 0);
+    }, 120000, 'both ranks stepping in a world of 2');
+    const log = await c.logs(trainerPod(0));
+    check(/joined 2 ranks over gloo/.test(log), `rank 0's log has no "joined 2 ranks over gloo"`);
+    return `world size 2, steps ${seen[0].steps}/${seen[1].steps} on ranks 0/1, all-reduce ${seen[0].allreduce.toFixed(1)} s`;
+  });
+
+  await step('install: the trainer publishes two versions; self-play takes one up', async () => {
+    await c.waitFor(async () => (await latestVersion()) >= 2, 180000, 'model version 2 in the registry');
+    const sp = selfplayPods()[0];
+    let version;
+    await c.waitFor(async () => {
+      const s = await obs.scrape(c, sp, PORTS.selfplay).catch(() => []);
+      version = obs.metric(s, 'chessrl_model_version');
+      return version >= 1 && obs.metric(s, 'chessrl_selfplay_model_swaps_total') >= 1;
+    }, 120000, 'self-play playing a published version');
+    return `registry at version ${await latestVersion()}; self-play plays version ${version}`;
+  });
+
+  await step('install: the evaluator reports an Elo', async () => {
+    let elos = [];
+    await c.waitFor(async () => {
+      const s = await obs.scrape(c, evaluatorPod(), PORTS.evaluator).catch(() => []);
+      elos = s.filter((x) => x.name === 'chessrl_eval_elo' && Number.isFinite(x.value));
+      return elos.length > 0 && obs.metric(s, 'chessrl_eval_matches_total') >= 1;
+    }, 240000, 'chessrl_eval_elo after a match');
+    const text = elos.map((e) => `${e.value.toFixed(0)} vs ${e.labels.opponent}`).join(', ');
+    figure('install: Elo reported (candidate minus opponent)', text);
+    return `chessrl_eval_elo ${text}`;
+  });
+
+  await step('install: helm test', async () => {
+    const results = await c.runTestHooks();
+    check(results.length > 0, 'the chart has no test hook Pod');
+    for (const r of results) check(r.ok, `${r.name} exited ${r.code}: ${r.logs.trim().split('\n').slice(-4).join(' | ')}`);
+    return results.map((r) => `${r.name} passed in ${r.seconds.toFixed(1)} s (${r.logs.match(/(\d+) passed/)?.[0] || ''})`).join('; ');
+  });
+
+  if (!await step('scale: self-play to 3 (kubectl scale)', scaleUp)) return false;
+  await step('scale: self-play back to 1', scaleDown);
+
+  for (const target of ['redis', 'replay', 'selfplay', 'evaluator', 'trainer rank 1', 'trainer rank 0']) {
+    if (!await step(`fault: kill -9 ${target}`, () => fault(target))) break;
+  }
+
+  let before;
+  if (await step('uninstall: every container stops within its grace period', async () => {
+    before = await snapshot();
+    const { records, removedClaims } = await c.uninstall();
+    for (const r of records) check(r.seconds <= r.grace + 1, `${r.pod} took ${r.seconds.toFixed(1)} s to stop (grace ${r.grace} s)`);
+    const slow = records.reduce((a, r) => (r.seconds > a.seconds ? r : a));
+    figure('uninstall: slowest stop (s)', `${slow.seconds.toFixed(1)} (${slow.pod.replace(`${F}-`, '')}, grace ${slow.grace})`);
+    const nonzero = records.filter((r) => r.exitCode !== 0).map((r) => `${r.pod} ${r.exitCode}`);
+    check(nonzero.length === 0, `non-zero exit on SIGTERM: ${nonzero.join(', ')}`);
+    const claims = fs.readdirSync(path.join(DATA, 'pvc'));
+    for (const claim of [`data-${F}-redis-0`, `checkpoints-${F}-trainer-0`, `${F}-evaluator`]) {
+      check(claims.includes(claim), `claim ${claim} is gone after uninstall (have: ${claims.join(', ')})`);
+    }
+    before.checkpoint = obs.lastCheckpointStep(c, `checkpoints-${F}-trainer-0`);
+    check(before.checkpoint > 0, 'no trainer checkpoint on its claim after uninstall');
+    return `${records.length} pods stopped, all exit 0, slowest ${slow.seconds.toFixed(1)} s; claims kept: ${claims.join(', ')}${removedClaims.length ? `; removed: ${removedClaims.join(', ')}` : ''}`;
+  })) {
+    await step('reinstall: resumes (same window, model versions, trainer step)', () => reinstall(before));
+  }
+  return steps.every((s) => s.ok);
+}
+
+async function snapshot() {
+  const r = redisPod();
+  return {
+    window: await obs.redis(c, r, ['LRANGE', `${KEY}:window`, '0', '-1']),
+    models: await obs.redis(c, r, ['ZRANGE', `${KEY}:models`, '0', '-1']),
+    gamesTotal: await gamesTotal(),
+    posNext: Number((await obs.redis(c, r, ['GET', `${KEY}:pos:next`]))[0]),
+  };
+}
+
+async function scaleUp() {
+  const before = new Map([...c.pods.values()].map((p) => [p.name, { restarts: p.restarts, startedAt: p.startedAt }]));
+  const stopsBefore = c.stops.length;
+  const tScale = Date.now();
+  await c.scale('Deployment', `${F}-selfplay`, 3);
+  const pods = selfplayPods();
+  check(pods.length === 3, `${pods.length} self-play pods after scaling to 3`);
+  const added = pods.filter((p) => !before.has(p));
+  check(added.length === 2, `${added.length} new pods, expected 2`);
+  // Nothing else touched: the same pods, the same containers, no restart, no deletion.
+  for (const [name, b] of before) {
+    const p = c.pods.get(name);
+    check(p && p.restarts === b.restarts && p.startedAt === b.startedAt, `scaling touched ${name}`);
+  }
+  check(c.stops.length === stopsBefore, 'scaling deleted a pod');
+  await c.waitFor(() => pods.every((p) => c.pods.get(p).ready), 120000, 'the new self-play pods Ready');
+  figure('scale to 3: new pods Ready after (s)', ((Date.now() - tScale) / 1000).toFixed(1));
+  // Every pod pushes games under its own name; no game id twice.
+  await c.waitFor(() => {
+    const acked = obs.ackedGames(c, ACKED_LOG);
+    return pods.every((p) => acked.filter((g) => g.pod === p && g.status === 'stored').length >= 5);
+  }, 120000, 'five acknowledged games from each of the three pods');
+  const replicas = {};
+  for (const p of pods) {
+    const m = /replica (\S+), seed (\S+)/.exec(await c.logs(p));
+    check(m, `${p}: no "replica ..., seed ..." line in its log`);
+    check(m[1] === p, `${p} plays as replica ${m[1]}, not its pod name`);
+    replicas[p] = m[2];
+  }
+  check(new Set(Object.values(replicas)).size === 3, `seeds not distinct: ${JSON.stringify(replicas)}`);
+  const acked = obs.ackedGames(c, ACKED_LOG).filter((g) => pods.includes(g.pod));
+  const ids = acked.map((g) => g.id);
+  check(new Set(ids).size === ids.length, `${ids.length - new Set(ids).size} game ids acknowledged by two pods or twice`);
+  const dups = acked.filter((g) => g.status === 'duplicate').length;
+  check(dups === 0, `${dups} games acknowledged as DUPLICATE`);
+  // Games per hour per pod: chessrl_selfplay_games_total over 60 s, each pod scraped.
+  const window = 60;
+  const first = {};
+  for (const p of pods) first[p] = await obs.scrapeMetric(c, p, PORTS.selfplay, 'chessrl_selfplay_games_total');
+  await sleep(window * 1000);
+  const rates = [];
+  for (const p of pods) {
+    const last = await obs.scrapeMetric(c, p, PORTS.selfplay, 'chessrl_selfplay_games_total');
+    const rate = ((last - first[p]) / window) * 3600;
+    check(rate > 0, `${p}: no games in ${window} s`);
+    rates.push(`${p.replace(`${F}-selfplay-`, '')} ${Math.round(rate)}`);
+  }
+  figure('scale to 3: games/hour per self-play pod', rates.join(', '));
+  return `2 pods added, nothing else touched; distinct replicas and seeds; ${ids.length} distinct game ids; games/hour ${rates.join(', ')}`;
+}
+
+async function scaleDown() {
+  const pods = selfplayPods();
+  const stopsBefore = c.stops.length;
+  await c.scale('Deployment', `${F}-selfplay`, 1);
+  const stopped = c.stops.slice(stopsBefore);
+  check(stopped.length === 2 && selfplayPods().length === 1, `${stopped.length} pods stopped, ${selfplayPods().length} left`);
+  for (const s of stopped) {
+    check(s.seconds <= s.grace, `${s.pod} took ${s.seconds.toFixed(1)} s to stop (grace ${s.grace} s)`);
+    check(s.exitCode === 0, `${s.pod} exited ${s.exitCode} on SIGTERM`);
+    const log = fs.readFileSync(path.join(DATA, 'logs', `${s.pod}.log`), 'utf8');
+    const done = /done: (\d+) games played, (\d+) pushed, \d+ rejected, (\d+) shed, (\d+) could not be pushed/.exec(log);
+    check(done, `${s.pod}: no "done: ..." line (did it flush?)`);
+    check(done[3] === '0' && done[4] === '0', `${s.pod} lost games at stop: ${done[0]}`);
+  }
+  check(pods.includes(selfplayPods()[0]), 'the pod left is not one of the three');
+  const n = await checkAcked('after scale-down');
+  figure('scale to 1: stop times (s)', stopped.map((s) => s.seconds.toFixed(1)).join(', '));
+  return `2 pods stopped in ${stopped.map((s) => s.seconds.toFixed(1)).join(' and ')} s (grace ${stopped[0].grace} s), buffers flushed; all ${n} acknowledged games in Redis`;
+}
+
+async function fault(target) {
+  const pod = {
+    redis: redisPod, replay: replayPod, selfplay: () => selfplayPods()[0], evaluator: evaluatorPod,
+    'trainer rank 1': () => trainerPod(1), 'trainer rank 0': () => trainerPod(0),
+  }[target]();
+  const p = c.mustPod(pod);
+  const restarts = p.restarts;
+  const claim = `checkpoints-${F}-trainer-0`;
+  const ckptBefore = obs.lastCheckpointStep(c, claim);
+  const trainerLogBefore = (await c.logs(trainerPod(0))).length;
+  const gamesBefore = await gamesTotal();
+  let detail = '';
+  if (target === 'redis') {
+    // Right after an acknowledgement: watch the acknowledged-games logs grow, kill at once.
+    const pid = await c.pid(pod);
+    const size0 = obs.ackedLogBytes(c, ACKED_LOG);
+    await c.waitFor(() => obs.ackedLogBytes(c, ACKED_LOG) > size0, 30000, 'a new acknowledged game', 2);
+    const tAck = Date.now();
+    process.kill(pid, 'SIGKILL');
+    detail = `killed ${Date.now() - tAck} ms after an acknowledged push; `;
+  } else {
+    await c.kill(pod);
+  }
+  const tKill = Date.now();
+  // Both clocks run from the kill: the pod Ready again, and games reaching Redis.
+  const since = (t) => (Date.now() - t) / 1000;
+  const [tReady, flowing] = await Promise.all([
+    c.waitFor(() => c.pods.get(pod)?.restarts > restarts && c.pods.get(pod).ready, RECOVER_BOUND_S * 1000, `${pod} restarted and Ready`).then(() => since(tKill)),
+    c.waitFor(async () => (await gamesTotal()) > gamesBefore, FLOW_BOUND_S * 1000, `games reaching Redis within ${FLOW_BOUND_S} s of the kill`, 250).then(() => since(tKill)),
+  ]);
+  // New games after the restart: wait for one more acknowledged game, then check them all.
+  const n = await checkAcked(`after killing ${target}`);
+  // The trainer: never back to 0; after its own kill, rank 0 resumes from its last checkpoint.
+  let trainerNote = '';
+  if (target.startsWith('trainer')) {
+    await c.waitFor(() => c.pods.get(trainerPod(0)).ready && c.pods.get(trainerPod(1)).ready, RECOVER_BOUND_S * 1000, 'both trainer ranks Ready');
+    const log = (await c.logs(trainerPod(0))).slice(trainerLogBefore);
+    const m = /resuming from \S*ckpt-(\d+)\.chrl/.exec(log);
+    check(m, `trainer rank 0 did not resume from a checkpoint after the kill (restarts ${c.pods.get(trainerPod(0)).restarts}): ${log.split('\n').filter((l) => /resum|starting at step 0|joined/.test(l)).join(' | ')}`);
+    const resumed = Number(m[1]);
+    check(resumed >= ckptBefore && resumed > 0, `rank 0 resumed at step ${resumed}, below its last checkpoint ${ckptBefore}`);
+    let step;
+    await c.waitFor(async () => {
+      step = await obs.scrapeMetric(c, trainerPod(0), PORTS.trainer, 'chessrl_trainer_step');
+      return step > resumed;
+    }, 120000, 'the trainer stepping past the resumed checkpoint');
+    trainerNote = `; rank 0 resumed at step ${resumed} (last checkpoint before the kill ${ckptBefore}), now ${step}`;
+  }
+  const step0 = await obs.scrapeMetric(c, trainerPod(0), PORTS.trainer, 'chessrl_trainer_step');
+  if (step0 !== undefined) check(step0 >= ckptBefore, `trainer step ${step0} is below the checkpoint ${ckptBefore} taken before the fault`);
+  figure(`fault ${target}: Ready again / games flowing (s after kill)`, `${tReady.toFixed(1)} / ${flowing.toFixed(1)}`);
+  return `${detail}restarted, Ready after ${tReady.toFixed(1)} s, games flowing after ${flowing.toFixed(1)} s; all ${n} acknowledged games in Redis${trainerNote}`;
+}
+
+async function reinstall(before) {
+  const manifests = await render();
+  const tApply = Date.now();
+  // Read Redis as early as it answers: the window before new games move it on.
+  const applying = c.apply(manifests);
+  let after;
+  await c.waitFor(async () => {
+    try { after = await snapshot(); return true; } catch { return false; }
+  }, READY_BOUND_S * 1000, 'Redis answering after the reinstall', 200);
+  await applying;
+  // The window continues where it stopped: what was there is still there, minus games
+  // evicted by games pushed since, which are appended.
+  const k = after.window.length ? before.window.indexOf(after.window[0]) : -1;
+  check(k >= 0, `the window's first game after the reinstall (${after.window[0]}) was not in it before`);
+  const kept = before.window.slice(k);
+  check(JSON.stringify(after.window.slice(0, kept.length)) === JSON.stringify(kept), 'the window after the reinstall is not the window before');
+  check(after.gamesTotal >= before.gamesTotal && after.posNext >= before.posNext, `counters went back: games ${before.gamesTotal} -> ${after.gamesTotal}, next position ${before.posNext} -> ${after.posNext}`);
+  check(JSON.stringify(after.models.slice(0, before.models.length)) === JSON.stringify(before.models), `model versions differ: ${before.models.length} before, ${after.models.length} after`);
+  await c.waitFor(() => c.allReady(), READY_BOUND_S * 1000, 'every pod Ready after the reinstall');
+  const readyS = (Date.now() - tApply) / 1000;
+  figure('reinstall: every pod Ready after (s)', readyS.toFixed(1));
+  let log = '';
+  await c.waitFor(async () => /resuming from|starting at step 0/.test(log = await c.logs(trainerPod(0))), 120000, 'the trainer choosing its start');
+  const m = /resuming from \S*ckpt-(\d+)\.chrl/.exec(log);
+  check(m && Number(m[1]) === before.checkpoint, `the trainer did not resume from step ${before.checkpoint}: ${log.split('\n').filter((l) => /resum|starting at step/.test(l)).join(' | ')}`);
+  let step;
+  await c.waitFor(async () => (step = await obs.scrapeMetric(c, trainerPod(0), PORTS.trainer, 'chessrl_trainer_step')) > before.checkpoint, 120000, 'the trainer stepping on');
+  const n = await checkAcked('after the reinstall');
+  return `${kept.length} of ${before.window.length} window games still first in line (${k} evicted by new games), ${before.models.length} model versions kept, trainer resumed at step ${before.checkpoint} (now ${step}); all ${n} acknowledged games in Redis; Ready in ${readyS.toFixed(1)} s`;
+}
+
+(async () => {
+  let ok = false;
+  try {
+    ok = await main();
+  } catch (e) {
+    console.log(e.stack);
+    steps.push({ name: 'harness', ok: false, seconds: 0, detail: e.message });
+  } finally {
+    if (c) {
+      for (const p of c.pods.values()) await c.saveLogs(p).catch(() => {});
+      if (!KEEP) await c.destroy().catch((e) => console.log(`cleanup: ${e.message}`));
+      else c.stopped = true;
+    }
+  }
+  console.log('\n# Deployment test summary\n');
+  console.log(table(steps.map((s) => [s.name, s.seconds.toFixed(1), s.ok ? 'pass' : 'FAIL']), ['step', 'seconds', 'result']));
+  const failed = steps.filter((s) => !s.ok);
+  for (const s of failed) console.log(`\nFAILED ${s.name}: ${s.detail}`);
+  console.log('\n# Figures\n');
+  console.log(table(figures, ['figure', 'value']));
+  console.log(`\n${steps.length - failed.length} passed, ${failed.length} failed in ${elapsed().trim()} s; pod logs in ${path.join(DATA, 'logs')}`);
+  process.exit(ok && !failed.length ? 0 : 1);
+})();
