@@ -350,7 +350,9 @@ async function fault(target) {
       step = await obs.scrapeMetric(c, trainerPod(0), PORTS.trainer, 'chessrl_trainer_step');
       return step > resumed;
     }, 120000, 'the trainer stepping past the resumed checkpoint');
-    trainerNote = `; rank 0 resumed at step ${resumed} (last checkpoint before the kill ${ckptBefore}), now ${step}`;
+    const r0 = c.pods.get(trainerPod(0)).restarts;
+    const r1 = c.pods.get(trainerPod(1)).restarts;
+    trainerNote = `; rank 0 resumed at step ${resumed} (last checkpoint before the kill ${ckptBefore}), now ${step}; restarts so far: rank 0 ${r0}, rank 1 ${r1}`;
   }
   const step0 = await obs.scrapeMetric(c, trainerPod(0), PORTS.trainer, 'chessrl_trainer_step');
   if (step0 !== undefined) check(step0 >= ckptBefore, `trainer step ${step0} is below the checkpoint ${ckptBefore} taken before the fault`);
@@ -367,6 +369,7 @@ async function reinstall(before) {
   await c.waitFor(async () => {
     try { after = await snapshot(); return true; } catch { return false; }
   }, READY_BOUND_S * 1000, 'Redis answering after the reinstall', 200);
+  figure('reinstall: Redis read back after (s)', ((Date.now() - tApply) / 1000).toFixed(1));
   await applying;
   // The window continues where it stopped: what was there is still there, minus games
   // evicted by games pushed since, which are appended.
