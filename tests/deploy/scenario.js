@@ -200,6 +200,7 @@ async function runSteps() {
   for (const target of ['redis', 'replay', 'selfplay', 'evaluator', 'trainer rank 1', 'trainer rank 0']) {
     if (!await step(`fault: kill -9 ${target}`, () => fault(target))) break;
   }
+  await step('fault: replay hangs (SIGSTOP): liveness restarts it', hang);
 
   let before;
   if (await step('uninstall: every container stops within its grace period', async () => {
@@ -358,6 +359,32 @@ async function fault(target) {
   if (step0 !== undefined) check(step0 >= ckptBefore, `trainer step ${step0} is below the checkpoint ${ckptBefore} taken before the fault`);
   figure(`fault ${target}: Ready again / games flowing (s after kill)`, `${tReady.toFixed(1)} / ${flowing.toFixed(1)}`);
   return `${detail}restarted, Ready after ${tReady.toFixed(1)} s, games flowing after ${flowing.toFixed(1)} s; all ${n} acknowledged games in Redis${trainerNote}`;
+}
+
+// A hung process (SIGSTOP: alive, answering nothing): only the liveness probe can tell.
+// The kubelet kills it after failureThreshold failed probes (SIGTERM, which a stopped
+// process cannot act on, then SIGKILL after the grace period) and restarts it.
+async function hang() {
+  const pod = replayPod();
+  const p = c.mustPod(pod);
+  const probe = p.container.livenessProbe;
+  const grace = p.spec.terminationGracePeriodSeconds ?? 30;
+  const bound = (probe.failureThreshold * probe.periodSeconds + probe.timeoutSeconds + grace + 30);
+  const restarts = p.restarts;
+  const pid = await c.pid(pod);
+  process.kill(pid, 'SIGSTOP');
+  const tStop = Date.now();
+  await c.waitFor(() => c.pods.get(pod).restarts > restarts, bound * 1000, `liveness restarting the hung ${pod}`);
+  const tRestart = (Date.now() - tStop) / 1000;
+  const exit = p.exits[p.exits.length - 1];
+  check(exit && exit.reason === 'liveness', `${pod} came back, but not through its liveness probe (${JSON.stringify(exit)})`);
+  const gamesBefore = await gamesTotal();
+  await c.waitFor(() => c.pods.get(pod).ready, RECOVER_BOUND_S * 1000, `${pod} Ready again`);
+  await c.waitFor(async () => (await gamesTotal()) > gamesBefore, FLOW_BOUND_S * 1000, 'games reaching Redis after the restart', 250);
+  const tFlow = (Date.now() - tStop) / 1000;
+  const n = await checkAcked('after the hung replay');
+  figure('fault replay hung: restarted by liveness / games flowing (s after SIGSTOP)', `${tRestart.toFixed(1)} / ${tFlow.toFixed(1)} (at most ${probe.failureThreshold} x ${probe.periodSeconds} s + ${grace} s grace)`);
+  return `liveness failed ${probe.failureThreshold} times, killed and restarted ${tRestart.toFixed(1)} s after the hang; games flowing ${tFlow.toFixed(1)} s after it; all ${n} acknowledged games in Redis`;
 }
 
 async function reinstall(before) {

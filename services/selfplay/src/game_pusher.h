@@ -66,7 +66,9 @@ struct GamePusherOptions {
   std::size_t batch_games = 32;              // games per push at most
   std::chrono::milliseconds interval{1000};  // a smaller batch goes after this long
   std::chrono::milliseconds backoff_min{100};
-  std::chrono::milliseconds backoff_max{30000};
+  // A retry at most every 5 s: games flow again within seconds of the replay service's
+  // return, even after a long outage (one small RPC per pod per 5 s meanwhile).
+  std::chrono::milliseconds backoff_max{5000};
   std::shared_ptr<AckedLog> acked_log;  // null: none
   Result<void> validate() const;
 };

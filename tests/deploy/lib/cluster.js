@@ -440,9 +440,11 @@ class Cluster {
   async startContainer(pod, why) {
     const r = await podman(['start', pod.ctr]);
     if (r.code !== 0) {
+      // Like a container that exits at once: back off and try again.
       this.event(pod, `could not start (${why}): ${r.stderr.trim()}`);
       pod.running = false;
-      pod.exits.push({ at: now(), code: null, reason: 'start failed' });
+      pod.ready = false;
+      this.restartLater(pod, null, 'start failed');
       return;
     }
     pod.generation++;
@@ -451,6 +453,24 @@ class Cluster {
     pod.ready = false;
     this.event(pod, why === 'created' ? 'started' : `restarted (${why}; restart ${pod.restarts})`);
     this.runProbes(pod, pod.generation);
+  }
+
+  // restartPolicy Always: start the pod's container again after the back-off.
+  restartLater(pod, code, reason) {
+    pod.exits.push({ at: now(), code, reason });
+    const ranMs = now() - (pod.startedAt || now());
+    if (ranMs > BACKOFF_RESET_MS) pod.backoffMs = 0;
+    const delay = pod.backoffMs;
+    pod.backoffMs = delay === 0 ? BACKOFF_FIRST_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
+    this.event(pod, `${reason === 'start failed' ? 'start failed' : `exited with code ${code}`}; restart in ${delay / 1000} s`);
+    pod.restarting = true;
+    (async () => {
+      await sleep(delay);
+      if (this.stopped || pod.deleting) { pod.restarting = false; return; }
+      pod.restarts++;
+      await this.startContainer(pod, reason === 'start failed' ? 'retry' : `exit ${code}`);
+      pod.restarting = false;
+    })();
   }
 
   event(pod, what) {
@@ -522,26 +542,14 @@ class Cluster {
         const name = (ctr.Labels || {})['chessrl-deploy-pod'];
         const pod = this.pods.get(name);
         if (!pod || pod.deleting || pod.restarting || !pod.running) continue;
-        if (ctr.State === 'running') continue;
+        // Only a container that has finished counts (not one still stopping).
+        if (!['exited', 'stopped'].includes(String(ctr.State).toLowerCase())) continue;
         pod.running = false;
         pod.ready = false;
         pod.ip = null;
-        const code = ctr.ExitCode;
-        pod.exits.push({ at: now(), code, reason: pod.livenessKill ? 'liveness' : 'exited' });
+        const reason = pod.livenessKill ? 'liveness' : 'exited';
         pod.livenessKill = false;
-        const ranMs = now() - (pod.startedAt || now());
-        if (ranMs > BACKOFF_RESET_MS) pod.backoffMs = 0;
-        const delay = pod.backoffMs;
-        pod.backoffMs = delay === 0 ? BACKOFF_FIRST_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
-        this.event(pod, `exited with code ${code}; restart in ${delay / 1000} s`);
-        pod.restarting = true;
-        (async () => {
-          await sleep(delay);
-          pod.restarting = false;
-          if (this.stopped || pod.deleting) return;
-          pod.restarts++;
-          await this.startContainer(pod, `exit ${code}`);
-        })();
+        this.restartLater(pod, ctr.ExitCode, reason);
       }
     }
   }
