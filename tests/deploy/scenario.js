@@ -34,7 +34,8 @@ const KEY = 'chessrl'; // the replay service's key prefix (its default)
 // Bounds the test holds the chart to, on a 2-core machine (docs/kubernetes.md).
 const READY_BOUND_S = 120; // install: every pod Ready
 const FLOW_BOUND_S = 30; // a fault: games reach Redis again
-const RECOVER_BOUND_S = 180; // a fault: the pod restarted and Ready (trainer ranks re-form the group)
+const RECOVER_BOUND_S = 180;
+const HANG_FLOW_BOUND_S = 45; // a hung replay killed by liveness: games again after its restart // a fault: the pod restarted and Ready (trainer ranks re-form the group)
 
 const PORTS = { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 };
 
@@ -369,7 +370,9 @@ async function hang() {
   const p = c.mustPod(pod);
   const probe = p.container.livenessProbe;
   const grace = p.spec.terminationGracePeriodSeconds ?? 30;
-  const bound = (probe.failureThreshold * probe.periodSeconds + probe.timeoutSeconds + grace + 30);
+  // Failed probes, the grace period a stopped process cannot use, then the restart
+  // back-off (10 s or 20 s: the pod was killed before) and slack for a busy machine.
+  const bound = probe.failureThreshold * probe.periodSeconds + probe.timeoutSeconds + grace + 60;
   const restarts = p.restarts;
   const pid = await c.pid(pod);
   process.kill(pid, 'SIGSTOP');
@@ -380,10 +383,12 @@ async function hang() {
   check(exit && exit.reason === 'liveness', `${pod} came back, but not through its liveness probe (${JSON.stringify(exit)})`);
   const gamesBefore = await gamesTotal();
   await c.waitFor(() => c.pods.get(pod).ready, RECOVER_BOUND_S * 1000, `${pod} Ready again`);
-  await c.waitFor(async () => (await gamesTotal()) > gamesBefore, FLOW_BOUND_S * 1000, 'games reaching Redis after the restart', 250);
+  // Self-play's push in flight to the hung process runs into its 10 s deadline, then its
+  // retry (5 s at most) and gRPC's reconnect back-off (5 s at most): a wider bound.
+  await c.waitFor(async () => (await gamesTotal()) > gamesBefore, HANG_FLOW_BOUND_S * 1000, `games reaching Redis within ${HANG_FLOW_BOUND_S} s of the restart`, 250);
   const tFlow = (Date.now() - tStop) / 1000;
   const n = await checkAcked('after the hung replay');
-  figure('fault replay hung: restarted by liveness / games flowing (s after SIGSTOP)', `${tRestart.toFixed(1)} / ${tFlow.toFixed(1)} (at most ${probe.failureThreshold} x ${probe.periodSeconds} s + ${grace} s grace)`);
+  figure('fault replay hung: restarted by liveness / games flowing (s after SIGSTOP)', `${tRestart.toFixed(1)} / ${tFlow.toFixed(1)} (${probe.failureThreshold} x ${probe.periodSeconds} s of probes + ${grace} s grace + back-off)`);
   return `liveness failed ${probe.failureThreshold} times, killed and restarted ${tRestart.toFixed(1)} s after the hang; games flowing ${tFlow.toFixed(1)} s after it; all ${n} acknowledged games in Redis`;
 }
 
