@@ -29,14 +29,15 @@ TEST(Histogram, SerializesCumulativeBucketsSumAndCount) {
                                     {1, 2.5, 10}, {{"worker", "0"}});
   for (double v : {0.5, 1.0, 2.0, 3.0, 10.0, 11.0, 100.0}) h.observe(v);
   const std::string text = registry.serialize();
+  // prometheus-cpp's order: _count, _sum, then the buckets.
   EXPECT_NE(text.find("# HELP chessrl_batch_size Positions per forward pass\n"
                       "# TYPE chessrl_batch_size histogram\n"
+                      "chessrl_batch_size_count{worker=\"0\"} 7\n"
+                      "chessrl_batch_size_sum{worker=\"0\"} 127.5\n"
                       "chessrl_batch_size_bucket{worker=\"0\",le=\"1\"} 2\n"
                       "chessrl_batch_size_bucket{worker=\"0\",le=\"2.5\"} 3\n"
                       "chessrl_batch_size_bucket{worker=\"0\",le=\"10\"} 5\n"
-                      "chessrl_batch_size_bucket{worker=\"0\",le=\"+Inf\"} 7\n"
-                      "chessrl_batch_size_sum{worker=\"0\"} 127.5\n"
-                      "chessrl_batch_size_count{worker=\"0\"} 7\n"),
+                      "chessrl_batch_size_bucket{worker=\"0\",le=\"+Inf\"} 7\n"),
             std::string::npos)
       << text;
 }
@@ -54,7 +55,8 @@ TEST(Histogram, BoundsAreWrittenInTheirShortestForm) {
 }
 
 TEST(Histogram, SnapshotAndNaN) {
-  Histogram h({1, 2});
+  Registry registry;
+  Histogram& h = registry.histogram("chessrl_nan", "NaN", {1, 2});
   h.observe(1);
   h.observe(1.5);
   h.observe(std::numeric_limits<double>::quiet_NaN());  // ignored
@@ -63,6 +65,7 @@ TEST(Histogram, SnapshotAndNaN) {
   EXPECT_EQ(s.cumulative, (std::vector<std::uint64_t>{1, 2, 3}));
   EXPECT_EQ(s.count, 3u);
   EXPECT_DOUBLE_EQ(s.sum, 7.5);
+  EXPECT_NE(registry.serialize().find("chessrl_nan_sum 7.5\n"), std::string::npos);
 }
 
 TEST(Histogram, ObservesFromManyThreads) {

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +58,38 @@ TEST(Registry, SerializesCountersAndGaugesInTextFormat) {
             text.rfind("# TYPE chessrl_rejected_total"));
 }
 
+// prometheus-cpp collects counters before gauges, each in the order they were
+// registered, and a family's series in hash order; the output is sorted anyway.
+TEST(Registry, SortsFamiliesByNameAndSeriesByLabels) {
+  Registry registry;
+  registry.counter("chessrl_z_total", "z").inc();
+  for (const char* reason : {"m", "c", "x", "a", "q"}) {
+    registry.counter("chessrl_r_total", "r", {{"reason", reason}}).inc();
+  }
+  registry.gauge("chessrl_a", "a").set(1);
+  const std::string text = registry.serialize();
+  EXPECT_LT(text.find("# TYPE chessrl_a "), text.find("# TYPE chessrl_r_total "));
+  EXPECT_LT(text.find("# TYPE chessrl_r_total "), text.find("# TYPE chessrl_z_total "));
+  EXPECT_NE(text.find("chessrl_r_total{reason=\"a\"} 1\n"
+                      "chessrl_r_total{reason=\"c\"} 1\n"
+                      "chessrl_r_total{reason=\"m\"} 1\n"
+                      "chessrl_r_total{reason=\"q\"} 1\n"
+                      "chessrl_r_total{reason=\"x\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
+// The text format escapes backslashes and newlines in help (prometheus-cpp
+// writes help as it is given, so the registry escapes it).
+TEST(Registry, EscapesHelp) {
+  Registry registry;
+  registry.gauge("chessrl_g", "back \\ slash\nnew \"line\"").set(1);
+  EXPECT_NE(registry.serialize().find("# HELP chessrl_g back \\\\ slash\\nnew \"line\"\n"
+                                      "# TYPE chessrl_g gauge\n"),
+            std::string::npos)
+      << registry.serialize();
+}
+
 TEST(Registry, SameSeriesIsTheSameObject) {
   Registry registry;
   Counter& a = registry.counter("chessrl_x_total", "x", {{"k", "v"}});
@@ -65,6 +98,8 @@ TEST(Registry, SameSeriesIsTheSameObject) {
   a.inc();
   EXPECT_EQ(b.value(), 1.0);
   a.inc(-5);  // counters never go down
+  // nor turn into NaN (prometheus-cpp would add it)
+  a.inc(std::numeric_limits<double>::quiet_NaN());
   EXPECT_EQ(b.value(), 1.0);
 }
 
@@ -83,6 +118,20 @@ TEST(Registry, RefusesBadNamesAndTypeClashes) {
   EXPECT_THROW(registry.counter("chessrl_ok_total", "x", {{"bad-label", "v"}}), Error);
   registry.counter("chessrl_c_total", "x");
   EXPECT_THROW(registry.gauge("chessrl_c_total", "x"), Error);
+  // The errors name the metric (prometheus-cpp's own say "Invalid metric name").
+  try {
+    registry.counter("has space_total", "x");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'has space_total'"), std::string::npos) << e.what();
+  }
+  try {
+    registry.counter("chessrl_ok_total", "x", {{"bad-label", "v"}});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'bad-label' on chessrl_ok_total"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Registry, CountsFromManyThreads) {

@@ -1,3 +1,12 @@
+// One civetweb server for /metrics and /healthz rather than prometheus-cpp's
+// pull Exposer (prometheus::Exposer, civetweb inside): that one serves
+// collectables only, always with 200, while /healthz must answer 503 with the
+// reason (Kubernetes' probes read it). It would take a second server on a
+// second port, which --metrics-listen, the chart's probes and PodMonitors do
+// not have (civetweb's raw begin_request callback could intercept the path,
+// but carries no state of ours). It would also add its own exposer_* series,
+// a summary among them, to every scrape. prometheus-cpp still makes the
+// series and the text: Registry::serialize().
 #include "chessrl/metrics/exposer.h"
 
 #include <CivetServer.h>

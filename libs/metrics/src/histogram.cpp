@@ -1,4 +1,5 @@
-#include <algorithm>
+#include <prometheus/histogram.h>
+
 #include <cmath>
 #include <string>
 
@@ -7,28 +8,20 @@
 
 namespace chessrl::metrics {
 
-Histogram::Histogram(std::vector<double> bounds)
-    : bounds_(std::move(bounds)),
-      counts_(std::make_unique<std::atomic<std::uint64_t>[]>(bounds_.size() + 1)) {}
-
 void Histogram::observe(double value) {
+  // prometheus-cpp would count NaN into the first bucket and make the sum NaN for good.
   if (std::isnan(value)) return;
-  // The first bucket whose bound is >= value (Prometheus's "le"); past the end: +Inf.
-  const auto bucket = std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin();
-  counts_[static_cast<std::size_t>(bucket)].fetch_add(1, std::memory_order_relaxed);
-  double sum = sum_.load(std::memory_order_relaxed);
-  while (!sum_.compare_exchange_weak(sum, sum + value, std::memory_order_relaxed)) {
-  }
+  series_->Observe(value);
 }
 
 Histogram::Snapshot Histogram::snapshot() const {
+  const prometheus::ClientMetric metric = series_->Collect();
   Snapshot s;
-  s.cumulative.reserve(bounds_.size() + 1);
-  for (std::size_t i = 0; i <= bounds_.size(); ++i) {
-    s.count += counts_[i].load(std::memory_order_relaxed);
-    s.cumulative.push_back(s.count);
-  }
-  s.sum = sum_.load(std::memory_order_relaxed);
+  s.cumulative.reserve(metric.histogram.bucket.size());
+  for (const auto& bucket : metric.histogram.bucket)
+    s.cumulative.push_back(bucket.cumulative_count);
+  s.sum = metric.histogram.sample_sum;
+  s.count = metric.histogram.sample_count;
   return s;
 }
 

@@ -1,6 +1,8 @@
 // Exposer: an HTTP server for a Registry: GET /metrics (text format 0.0.4)
 // and GET /healthz ("ok", or 503 with the reason when the health check says
-// so). Runs on its own threads until destroyed. Thread-safe.
+// so), both on one address. Runs on its own threads until destroyed.
+// Thread-safe. It is civetweb with two handlers, not prometheus-cpp's pull
+// Exposer: see exposer.cpp.
 #pragma once
 
 #include <functional>

@@ -1,19 +1,28 @@
 // Metrics in Prometheus's model: named families of counters, gauges and
 // histograms, one time series per label set, rendered in the text exposition
-// format (0.0.4) so that `promtool check metrics` passes. Names follow
-// docs/architecture.md: prefix chessrl_, base units, counters end in _total (and
-// nothing else does). Series are created once and then updated lock-free; the
-// Registry and every Counter/Gauge/Histogram are thread-safe. References stay
-// valid for the Registry's lifetime.
+// format (0.0.4) so that `promtool check metrics` passes. The series, their
+// values and the text format are prometheus-cpp's (core); this layer keeps the
+// project's API and adds the rules prometheus-cpp does not enforce. Names
+// follow docs/architecture.md: prefix chessrl_, base units, counters end in
+// _total (and nothing else does). The Registry and every
+// Counter/Gauge/Histogram are thread-safe. References stay valid for the
+// Registry's lifetime.
+//
+// prometheus-cpp's headers stay out of this one (they are only forward
+// declared here) so that the services compile without them.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
+
+namespace prometheus {
+class Counter;
+class Gauge;
+class Histogram;
+}  // namespace prometheus
 
 namespace chessrl::metrics {
 
@@ -22,32 +31,33 @@ using Labels = std::map<std::string, std::string>;
 // A value that only goes up.
 class Counter {
  public:
-  void inc(double amount = 1.0);  // amount >= 0
-  double value() const { return value_.load(std::memory_order_relaxed); }
+  void inc(double amount = 1.0);  // a negative or NaN amount is ignored
+  double value() const;
 
  private:
-  std::atomic<double> value_{0.0};
+  friend class Registry;
+  explicit Counter(prometheus::Counter& series) : series_(&series) {}
+  prometheus::Counter* series_;
 };
 
 // A value that goes up and down.
 class Gauge {
  public:
-  void set(double value) { value_.store(value, std::memory_order_relaxed); }
+  void set(double value);
   void add(double amount);
-  double value() const { return value_.load(std::memory_order_relaxed); }
+  double value() const;
 
  private:
-  std::atomic<double> value_{0.0};
+  friend class Registry;
+  explicit Gauge(prometheus::Gauge& series) : series_(&series) {}
+  prometheus::Gauge* series_;
 };
 
 // Observations counted into buckets by upper bound (value <= bound), plus
-// their sum and count. observe() is lock-free: an atomic count per bucket and
-// an atomic sum (compare-and-swap).
+// their sum and count. observe() takes a lock of the series' own
+// (prometheus-cpp keeps the buckets, sum and count consistent with one).
 class Histogram {
  public:
-  // `bounds`: strictly increasing and finite; +Inf is implicit. The Registry
-  // checks them; here they are a precondition.
-  explicit Histogram(std::vector<double> bounds);
   void observe(double value);  // NaN is ignored
 
   struct Snapshot {
@@ -56,12 +66,11 @@ class Histogram {
     std::uint64_t count = 0;
   };
   Snapshot snapshot() const;
-  const std::vector<double>& bounds() const { return bounds_; }
 
  private:
-  std::vector<double> bounds_;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;  // bounds_.size() + 1, not cumulative
-  std::atomic<double> sum_{0.0};
+  friend class Registry;
+  explicit Histogram(prometheus::Histogram& series) : series_(&series) {}
+  prometheus::Histogram* series_;
 };
 
 // `count` bounds: start, start*factor, start*factor^2, ... (start > 0, factor > 1).
@@ -71,12 +80,17 @@ std::vector<double> linear_buckets(double start, double width, int count);
 
 class Registry {
  public:
+  Registry();
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
   // The series `name{labels}`, created on first use. `help` (non-empty when
   // the family is created) is kept from the first call. Throws chessrl::Error,
   // naming the metric, for a name or label name Prometheus does not accept, a
-  // counter not ending in _total or another type ending in it, a gauge or
-  // counter ending in _bucket, _sum or _count, a name already used by another
-  // type (or by a histogram's _bucket/_sum/_count series), or empty help.
+  // counter not ending in _total or another type ending in it, any metric
+  // ending in _bucket, _sum or _count, a name already used by another type,
+  // or empty help.
   Counter& counter(const std::string& name, const std::string& help, const Labels& labels = {});
   Gauge& gauge(const std::string& name, const std::string& help, const Labels& labels = {});
   // As above; also throws for bounds that are not finite and strictly
@@ -84,22 +98,13 @@ class Registry {
   Histogram& histogram(const std::string& name, const std::string& help, std::vector<double> bounds,
                        const Labels& labels = {});
 
-  // Every family, sorted by name, with # HELP and # TYPE lines.
+  // Every family, sorted by name, with # HELP and # TYPE lines; the series of
+  // a family sorted by their labels.
   std::string serialize() const;
 
  private:
-  enum class Type { kCounter, kGauge, kHistogram };
-  struct Family {
-    std::string help;
-    Type type = Type::kCounter;
-    std::vector<double> bounds;  // histograms
-    std::map<Labels, std::unique_ptr<Counter>> counters;
-    std::map<Labels, std::unique_ptr<Gauge>> gauges;
-    std::map<Labels, std::unique_ptr<Histogram>> histograms;
-  };
-  Family& family(const std::string& name, const std::string& help, Type type, const Labels& labels);
-  mutable std::mutex mutex_;
-  std::map<std::string, Family> families_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Adds chessrl_build_info{version="<project version>"} = 1.
