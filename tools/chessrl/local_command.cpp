@@ -3,7 +3,9 @@
 // or two over Gloo), self-play processes and the evaluator — with a live
 // status line. Ctrl-C stops them in order (self-play and evaluator, then the
 // trainer, which checkpoints, then replay and Redis, which persists); a second
-// run in the same directory resumes. Everything lives under --dir.
+// run in the same directory resumes. Everything lives under --dir. A
+// Prometheus (Debian's `prometheus`) scrapes every child with the chart's
+// recording rules and alerts, its data under --dir too (--no-prometheus: none).
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,10 +68,13 @@ struct LocalOptions {
   int duration = 0;  // seconds; 0: until Ctrl-C
   double status_every = 2;
   bool quiet = false;
+  // Prometheus: scrapes every child; the chart's rules (helm/rules) by default.
+  bool no_prometheus = false;
+  std::string prometheus_rules = std::string(CHESSRL_SOURCE_DIR) + "/helm/rules/chess-rl.yaml";
 };
 
 struct Ports {
-  int redis = 0, replay = 0, replay_metrics = 0, master = 0, evaluator_metrics = 0;
+  int redis = 0, replay = 0, replay_metrics = 0, master = 0, evaluator_metrics = 0, prometheus = 0;
   std::vector<int> trainer_metrics, selfplay_metrics;
 };
 
@@ -110,6 +115,7 @@ class LocalRun {
   Result<Child*> launch(const std::string& name, std::vector<std::string> argv,
                         std::vector<std::pair<std::string, std::string>> env = {});
   bool wait_healthy(Child& child, int port, const StopSignals& stop);
+  void start_prometheus();
   Scrape scrape() const;
   void stop_all();
   std::string log_path(const std::string& name) const {
@@ -124,11 +130,52 @@ class LocalRun {
   Ports ports_;
   std::vector<std::unique_ptr<Child>> children_;
   std::vector<std::pair<std::string, int>> metrics_ports_;  // child name -> port
+  bool prometheus_started_ = false;
 };
+
+// run/prometheus/prometheus.yml: every child a target, labelled as the chart's
+// scrape configs label a pod (instance = its name), with the chart's rules.
+void LocalRun::start_prometheus() {
+  const auto program = find_program("prometheus");
+  if (!program) {
+    std::fprintf(stderr,
+                 "chessrl local: prometheus not found (apt-get install prometheus): no graphs "
+                 "this run; --no-prometheus silences this\n");
+    return;
+  }
+  const fs::path dir = root_ / "prometheus";
+  std::ofstream conf(dir / "prometheus.yml");
+  conf << "# Written by chessrl local at every start: the children's /metrics ports change.\n"
+          "global:\n  scrape_interval: 5s\n  evaluation_interval: 5s\n";
+  if (fs::exists(o_.prometheus_rules)) {
+    conf << "rule_files:\n  - " << nlohmann::json(fs::absolute(o_.prometheus_rules).string()).dump()
+         << "\n";
+  } else if (!o_.quiet) {
+    std::fprintf(stderr, "chessrl local: no rules file at %s (--prometheus-rules): no recording rules\n",
+                 o_.prometheus_rules.c_str());
+  }
+  conf << "scrape_configs:\n  - job_name: chessrl-local\n    static_configs:\n";
+  for (const auto& [name, port] : metrics_ports_) {
+    const std::string component = name.substr(0, name.find('-'));
+    conf << "      - targets: [\"127.0.0.1:" << port << "\"]\n        labels: {instance: "
+         << nlohmann::json(name).dump() << ", component: " << nlohmann::json(component).dump()
+         << "}\n";
+  }
+  conf.close();
+  auto child = launch("prometheus", {*program, "--config.file=" + (dir / "prometheus.yml").string(),
+                                     "--storage.tsdb.path=" + (dir / "data").string(),
+                                     "--web.listen-address=" + listen(ports_.prometheus)});
+  if (!child.ok()) {
+    std::fprintf(stderr, "chessrl local: prometheus did not start (%s): no graphs this run\n",
+                 child.error().c_str());
+    return;
+  }
+  prometheus_started_ = true;
+}
 
 void LocalRun::make_dirs() {
   root_ = fs::absolute(o_.dir);
-  for (const char* sub : {"logs", "redis", "checkpoints", "evaluator"})
+  for (const char* sub : {"logs", "redis", "checkpoints", "evaluator", "prometheus"})
     fs::create_directories(root_ / sub);
   fs::remove(root_ / "local.json");  // the last run's ports and pids; written anew once started
 }
@@ -139,6 +186,7 @@ void LocalRun::plan_ports() {
   ports_.replay_metrics = replay::free_port();
   ports_.master = replay::free_port();
   ports_.evaluator_metrics = replay::free_port();
+  if (!o_.no_prometheus) ports_.prometheus = replay::free_port();
   for (int r = 0; r < o_.trainers; ++r) ports_.trainer_metrics.push_back(replay::free_port());
   for (int i = 0; i < o_.selfplay; ++i) ports_.selfplay_metrics.push_back(replay::free_port());
 }
@@ -149,6 +197,7 @@ void LocalRun::write_state() const {
   state["dir"] = root_.string();
   state["replay"] = listen(ports_.replay);
   state["redis_port"] = ports_.redis;
+  if (prometheus_started_) state["prometheus"] = "http://127.0.0.1:" + std::to_string(ports_.prometheus);
   nlohmann::json children = nlohmann::json::array();
   for (const auto& c : children_) {
     nlohmann::json child{{"name", c->name()}, {"pid", c->pid()}, {"log", c->spec().log_path}};
@@ -214,6 +263,7 @@ void LocalRun::stop_all() {
   stop_group("trainer", std::chrono::seconds(60));
   stop_group("replay", std::chrono::seconds(20));
   stop_group("redis", std::chrono::seconds(20));
+  stop_group("prometheus", std::chrono::seconds(20));  // last: it saw everything stop
 }
 
 int LocalRun::run(const StopSignals& stop) {
@@ -313,9 +363,13 @@ int LocalRun::run(const StopSignals& stop) {
   }
   launch("evaluator", evaluator).value_or_throw();
   metrics_ports_.push_back({"evaluator", ports_.evaluator_metrics});
+  if (!o_.no_prometheus) start_prometheus();
   write_state();
   for (const auto& [name, port] : metrics_ports_)
     say(name + ": http://127.0.0.1:" + std::to_string(port) + "/metrics");
+  if (prometheus_started_)
+    say("Prometheus: http://127.0.0.1:" + std::to_string(ports_.prometheus) +
+        " (graphs and alerts; Grafana: docs/monitoring.md)");
   say("Ctrl-C stops everything (a second run resumes from the checkpoint)");
 
   // Watch: the status line, and any child that dies.
@@ -325,6 +379,13 @@ int LocalRun::run(const StopSignals& stop) {
   int exit_code = 0;
   while (!stop.requested()) {
     for (auto& c : children_) {
+      if (c->exited() && c->name() == "prometheus") {
+        if (prometheus_started_)
+          std::fprintf(stderr, "\nchessrl local: prometheus stopped (%s; log %s); training goes on\n",
+                       c->status().c_str(), c->spec().log_path.c_str());
+        prometheus_started_ = false;
+        continue;
+      }
       if (c->exited()) {
         std::fprintf(stderr, "\nchessrl local: %s stopped unexpectedly (%s); the end of %s:\n%s",
                      c->name().c_str(), c->status().c_str(), c->spec().log_path.c_str(),
@@ -439,6 +500,11 @@ void add_local_command(CLI::App& app) {
       ->check(CLI::Range(0.2, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "Only the status line");
+  cmd->add_flag("--no-prometheus", o->no_prometheus,
+                "Start no Prometheus (by default one scrapes every child, data under --dir)");
+  cmd->add_option("--prometheus-rules", o->prometheus_rules,
+                  "Recording rules and alerts for that Prometheus")
+      ->capture_default_str();
   cmd->callback([o] {
     if (o->batch_size % o->trainers != 0)
       throw CLI::ValidationError("--batch-size", std::to_string(o->batch_size) +
