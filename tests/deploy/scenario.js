@@ -387,6 +387,11 @@ async function hang() {
   // retry (5 s at most) and gRPC's reconnect back-off (5 s at most): a wider bound.
   await c.waitFor(async () => (await gamesTotal()) > gamesBefore, HANG_FLOW_BOUND_S * 1000, `games reaching Redis within ${HANG_FLOW_BOUND_S} s of the restart`, 250);
   const tFlow = (Date.now() - tStop) / 1000;
+  // Recovered means the backlog pushed too: self-play reports Ready (its /healthz) once its
+  // buffer drained. The next steps start from that steady state.
+  await c.waitFor(() => selfplayPods().every((sp) => c.pods.get(sp).ready), RECOVER_BOUND_S * 1000, 'self-play Ready again (its buffer pushed)');
+  const tDrained = (Date.now() - tStop) / 1000;
+  figure('fault replay hung: self-play backlog pushed (s after SIGSTOP)', tDrained.toFixed(1));
   const n = await checkAcked('after the hung replay');
   figure('fault replay hung: restarted by liveness / games flowing (s after SIGSTOP)', `${tRestart.toFixed(1)} / ${tFlow.toFixed(1)} (${probe.failureThreshold} x ${probe.periodSeconds} s of probes + ${grace} s grace + back-off)`);
   return `liveness failed ${probe.failureThreshold} times, killed and restarted ${tRestart.toFixed(1)} s after the hang; games flowing ${tFlow.toFixed(1)} s after it; all ${n} acknowledged games in Redis`;
