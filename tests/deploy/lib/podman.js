@@ -1,7 +1,7 @@
 'use strict';
 // podman, run with the project's settings (docker/podman/containers.conf plus the
 // netavark network backend, whose aardvark-dns resolves container names and aliases).
-const { execFile, spawn } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -54,10 +54,4 @@ async function must(args, options) {
   return r.stdout;
 }
 
-function available() {
-  return new Promise((resolve) => {
-    execFile('podman', ['--version'], { env: env() }, (err, stdout) => resolve(err ? null : stdout.trim()));
-  });
-}
-
-module.exports = { podman, must, available, containersConf, repoRoot };
+module.exports = { podman, must, containersConf, repoRoot };
