@@ -131,8 +131,12 @@ TEST(BatchEvaluator, CacheAnswersRepeatedPositions) {
   auto positions = testing::random_positions(21, 40);
   auto first = requests_for(positions);
   auto again = requests_for(positions);
-  BatchEvaluator evaluator(std::make_shared<FakeBackend>(FakeBackend::Mode::kRandom, 3),
-                           {.max_batch = 32, .cache_size = 1000});
+  std::vector<std::pair<std::size_t, std::size_t>> lookups;  // (requests, hits) per call
+  BatchEvaluator evaluator(
+      std::make_shared<FakeBackend>(FakeBackend::Mode::kRandom, 3),
+      {.max_batch = 32,
+       .cache_size = 1000,
+       .on_lookup = [&](std::size_t n, std::size_t hits) { lookups.emplace_back(n, hits); }});
   evaluator.evaluate(first);
   for (const EvalRequest& r : first) EXPECT_FALSE(r.from_cache);
   evaluator.evaluate(again);
@@ -145,6 +149,8 @@ TEST(BatchEvaluator, CacheAnswersRepeatedPositions) {
   EXPECT_EQ(s.requests, 80u);
   EXPECT_EQ(s.cache_hits, 40u);
   EXPECT_EQ(s.evaluated, 40u);
+  using Lookup = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(lookups, (std::vector<Lookup>{{40, 0}, {40, 40}}));
 }
 
 TEST(BatchEvaluator, CacheStaysWithinItsSize) {

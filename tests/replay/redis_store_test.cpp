@@ -106,6 +106,60 @@ TEST_F(RedisStoreTest, PingAnswers) {
   EXPECT_TRUE(pong.ok()) << pong.error();
 }
 
+TEST_F(RedisStoreTest, ServerInfoReportsMemoryAndPersistence) {
+  RedisReplayStore store(options_for(*server_));
+  push_ok(store, {game("a", 5)});
+  server_->cli({"CONFIG", "SET", "maxmemory", "104857600"});
+  auto info = store.server_info();
+  ASSERT_TRUE(info.ok()) << info.error();
+  ASSERT_TRUE(info->has_value());
+  const StoreServerInfo& i = **info;
+  EXPECT_GT(i.used_memory_bytes, 100'000u);  // an empty Redis already uses ~1 MB
+  EXPECT_EQ(i.max_memory_bytes, 104'857'600u);
+  EXPECT_TRUE(i.aof_enabled);  // the test server runs with appendonly yes
+  EXPECT_TRUE(i.aof_ok);
+  EXPECT_TRUE(i.rdb_ok);
+  EXPECT_GT(i.changes_since_save, 0u);  // the push; the test server never snapshots
+  EXPECT_GT(i.last_save_unix, 1'600'000'000);
+
+  RedisServer::Options no_aof;
+  no_aof.appendonly = false;
+  auto plain = RedisServer::start(no_aof);
+  RedisReplayStore plain_store(options_for(*plain));
+  auto plain_info = plain_store.server_info();
+  ASSERT_TRUE(plain_info.ok()) << plain_info.error();
+  EXPECT_FALSE((*plain_info)->aof_enabled);
+}
+
+TEST(RedisInfoParse, ReadsTheFieldsAndNamesWhatIsMissing) {
+  const std::string info =
+      "# Memory\r\nused_memory:1234\r\nused_memory_human:1.21K\r\nmaxmemory:0\r\n"
+      "\n# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:7\r\n"
+      "rdb_last_save_time:1700000000\r\nrdb_last_bgsave_status:err\r\naof_enabled:1\r\n"
+      "aof_last_bgrewrite_status:ok\r\naof_last_write_status:ok\r\n";
+  auto parsed = parse_redis_info(info);
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  EXPECT_EQ(parsed->used_memory_bytes, 1234u);
+  EXPECT_EQ(parsed->max_memory_bytes, 0u);
+  EXPECT_EQ(parsed->changes_since_save, 7u);
+  EXPECT_EQ(parsed->last_save_unix, 1'700'000'000);
+  EXPECT_FALSE(parsed->rdb_ok);
+  EXPECT_TRUE(parsed->aof_ok);
+  EXPECT_TRUE(parsed->aof_enabled);
+
+  std::string no_memory = info;
+  no_memory.replace(no_memory.find("used_memory:"), 12, "used_memorx:");
+  auto missing = parse_redis_info(no_memory);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error(), "INFO has no used_memory");
+
+  std::string bad = info;
+  bad.replace(bad.find("maxmemory:0"), 11, "maxmemory:x");
+  auto garbled = parse_redis_info(bad);
+  ASSERT_FALSE(garbled.ok());
+  EXPECT_EQ(garbled.error(), "INFO maxmemory is not a number: x");
+}
+
 TEST_F(RedisStoreTest, PushStoresGamesAndStatsCountThem) {
   RedisReplayStore store(options_for(*server_));
   auto statuses = push_ok(store, {game("a", 5), game("b", 7), game("c", 0)});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "chessrl/chess/pgn.h"
@@ -165,6 +166,27 @@ TEST(GameRunner, StopsWhenAsked) {
   runner.run({}, &stop);
   stopper.join();
   EXPECT_GE(runner.stats().games, 2u);
+}
+
+TEST(GameRunner, ReportsSearchAndWaitTimePerRound) {
+  auto options = small_run(6, 4, 2);
+  std::mutex mutex;
+  double busy = 0, wait = 0;
+  int rounds = 0;
+  options.on_round = [&](double b, double w) {
+    std::lock_guard lock(mutex);
+    EXPECT_GE(b, 0.0);
+    EXPECT_GE(w, 0.0);
+    busy += b, wait += w, ++rounds;
+  };
+  const PlayedGames run = play(options, uniform());
+  EXPECT_EQ(run.stats.games, 6u);
+  EXPECT_GT(rounds, 6);
+  EXPECT_GT(run.stats.busy_seconds, 0.0);
+  EXPECT_GT(run.stats.wait_seconds, 0.0);
+  // The callback and the counters see the same durations (to the nanosecond).
+  EXPECT_NEAR(busy, run.stats.busy_seconds, 1e-6 * rounds);
+  EXPECT_NEAR(wait, run.stats.wait_seconds, 1e-6 * rounds);
 }
 
 // Draining finishes every game in progress (none abandoned, none started),

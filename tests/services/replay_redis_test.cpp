@@ -93,6 +93,46 @@ TEST_F(ReplayRedisTest, BadGamesAreRejectedAndAbsentFromRedis) {
   EXPECT_EQ(replay_->stats()->window_games(), 2u);
 }
 
+TEST_F(ReplayRedisTest, CallsAreCountedByMethodAndCodeAndRedisInfoIsExported) {
+  ASSERT_TRUE(replay_->push_games(batch(1, 3)).ok());
+  EXPECT_FALSE(replay_->sample(0).ok());  // INVALID_ARGUMENT
+  auto none = models_->latest();          // NOT_FOUND, which the client reads as "none yet"
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_FALSE(none->has_value());
+  const auto calls = [&](const char* method, const char* code) {
+    return registry_.counter("chessrl_replay_rpc_requests_total", "x",
+                             {{"method", method}, {"code", code}})
+        .value();
+  };
+  EXPECT_EQ(calls("PushGames", "OK"), 1.0);
+  EXPECT_EQ(calls("Sample", "INVALID_ARGUMENT"), 1.0);
+  EXPECT_EQ(calls("Sample", "OK"), 0.0);
+  EXPECT_EQ(calls("LatestModel", "NOT_FOUND"), 1.0);
+  const std::string text = registry_.serialize();
+  EXPECT_NE(text.find("chessrl_replay_rpc_duration_seconds_count{method=\"PushGames\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("chessrl_replay_rpc_duration_seconds_count{method=\"WatchModels\"} 0\n"),
+            std::string::npos)
+      << text;
+
+  // The monitor (every 50 ms here) reads INFO memory and persistence; wait for
+  // a reading taken after the push.
+  const auto gauge = [&](const char* name, const metrics::Labels& labels = {}) {
+    return registry_.gauge(name, "x", labels).value();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (gauge("chessrl_replay_store_changes_since_save") == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(gauge("chessrl_replay_store_memory_used_bytes"), 100'000.0);
+  EXPECT_EQ(gauge("chessrl_replay_store_aof_enabled"), 1.0);
+  EXPECT_EQ(gauge("chessrl_replay_store_persistence_ok", {{"kind", "aof"}}), 1.0);
+  EXPECT_EQ(gauge("chessrl_replay_store_persistence_ok", {{"kind", "rdb"}}), 1.0);
+  EXPECT_GT(gauge("chessrl_replay_store_changes_since_save"), 0.0);
+}
+
 TEST_F(ReplayRedisTest, TheSameGamePushedTwiceIsStoredOnce) {
   auto request = batch(50, 4);
   ASSERT_TRUE(replay_->push_games(request).ok());

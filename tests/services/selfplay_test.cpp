@@ -227,6 +227,25 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
   EXPECT_GT(metric(metrics2, "chessrl_selfplay_drain_seconds_total"), 0.0) << metrics2;
   EXPECT_GT(metric(metrics2, "chessrl_selfplay_games_total"), 4.0) << metrics2;
   EXPECT_GT(metric(metrics2, "chessrl_inference_evals_total"), 0.0) << metrics2;
+  EXPECT_GE(metric(metrics2, "chessrl_inference_requests_total"),
+            metric(metrics2, "chessrl_inference_evals_total"))
+      << metrics2;
+  EXPECT_GE(metric(metrics2, "chessrl_inference_cache_hits_total"), 0.0) << metrics2;
+  EXPECT_GT(metric(metrics2, "chessrl_selfplay_search_threads"), 0.0) << metrics2;
+  EXPECT_GT(metric(metrics2, "chessrl_selfplay_search_busy_seconds_total"), 0.0) << metrics2;
+  {
+    // Every finished game has one result; the three series add up to the games
+    // (give or take the one game being counted while the page was read).
+    double by_result = 0;
+    for (const char* result : {"white", "black", "draw"}) {
+      const std::string key =
+          "\nchessrl_selfplay_game_results_total{result=\"" + std::string(result) + "\"} ";
+      const auto at = metrics2.find(key);
+      ASSERT_NE(at, std::string::npos) << result << "\n" << metrics2;
+      by_result += std::atof(metrics2.c_str() + at + key.size());
+    }
+    EXPECT_NEAR(by_result, metric(metrics2, "chessrl_selfplay_games_total"), 1.0) << metrics2;
+  }
   EXPECT_NE(metrics2.find("chessrl_inference_batch_size_bucket{le=\"1024\"}"), std::string::npos)
       << metrics2;
   EXPECT_NE(metrics2.find("chessrl_build_info"), std::string::npos);

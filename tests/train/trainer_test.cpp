@@ -243,6 +243,12 @@ TEST(Trainer, ReuseCapPausesUntilSelfPlayCatchesUp) {
   auto s = train(o, {}, source, cb, stop).value_or_throw();
   EXPECT_EQ(paused_at, 8);
   EXPECT_EQ(s.end_step, 12);
+  // sample_reuse: samples trained / positions stored, never above the cap.
+  ASSERT_EQ(cb.reports.size(), 12u);
+  EXPECT_DOUBLE_EQ(cb.reports[0].sample_reuse, 16.0 / 64.0);
+  EXPECT_DOUBLE_EQ(cb.reports[7].sample_reuse, 2.0);
+  EXPECT_DOUBLE_EQ(cb.reports[11].sample_reuse, 192.0 / 96.0);
+  for (const StepReport& r : cb.reports) EXPECT_LE(r.sample_reuse, 2.0) << r.step;
 }
 
 }  // namespace

@@ -169,6 +169,7 @@ void BatchEvaluator::evaluate(std::span<EvalRequest> requests) {
   }
   counters_->requests.fetch_add(requests.size(), std::memory_order_relaxed);
   counters_->cache_hits.fetch_add(hits, std::memory_order_relaxed);
+  if (options_.on_lookup) options_.on_lookup(requests.size(), std::size_t(hits));
   if (misses == 0) return;
 
   group.remaining.store(misses, std::memory_order_relaxed);

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -260,6 +261,65 @@ Result<WindowStats> RedisReplayStore::stats() {
   stats.games = values[4];
   stats.capacity = options_.window_positions;
   return stats;
+}
+
+Result<StoreServerInfo> parse_redis_info(std::string_view info) {
+  std::map<std::string_view, std::string_view> fields;
+  while (!info.empty()) {
+    const std::size_t end = info.find('\n');
+    std::string_view line = info.substr(0, end);
+    info = end == std::string_view::npos ? std::string_view() : info.substr(end + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') continue;
+    const std::size_t colon = line.find(':');
+    if (colon != std::string_view::npos) fields[line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  std::string missing;
+  const auto field = [&](std::string_view name) -> std::string_view {
+    const auto it = fields.find(name);
+    if (it == fields.end()) {
+      if (missing.empty()) missing = "INFO has no " + std::string(name);
+      return {};
+    }
+    return it->second;
+  };
+  const auto integer = [&](std::string_view name) -> std::int64_t {
+    const std::string_view value = field(name);
+    if (!missing.empty()) return 0;
+    auto parsed = parse_number<std::int64_t>(value);
+    if (!parsed) missing = "INFO " + std::string(name) + " is not a number: " + std::string(value);
+    return parsed.value_or(0);
+  };
+  StoreServerInfo out;
+  out.used_memory_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integer("used_memory")));
+  out.max_memory_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integer("maxmemory")));
+  out.aof_enabled = integer("aof_enabled") != 0;
+  out.aof_ok = field("aof_last_write_status") == "ok" && field("aof_last_bgrewrite_status") == "ok";
+  out.rdb_ok = field("rdb_last_bgsave_status") == "ok";
+  out.changes_since_save =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, integer("rdb_changes_since_last_save")));
+  out.last_save_unix = integer("rdb_last_save_time");
+  if (!missing.empty()) return fail(missing);
+  return out;
+}
+
+Result<std::optional<StoreServerInfo>> RedisReplayStore::server_info() {
+  std::vector<Command> commands;
+  commands.emplace_back("INFO").arg("memory");
+  commands.emplace_back("INFO").arg("persistence");
+  auto replies = pool_->run(commands);
+  if (!replies.ok()) return fail(replies.error());
+  std::string text_of_both;
+  for (const Reply& reply : *replies) {
+    const redisReply* r = reply.get();
+    if (r->type != REDIS_REPLY_STRING) {
+      return fail(pool_->error("INFO: " + describe(r)));
+    }
+    text_of_both.append(text(r)).append("\n");
+  }
+  auto parsed = parse_redis_info(text_of_both);
+  if (!parsed.ok()) return fail(pool_->error(parsed.error()));
+  return std::optional<StoreServerInfo>(*parsed);
 }
 
 Result<PublishStatus> RedisReplayStore::publish(const ModelMeta& meta, std::string_view blob) {

@@ -1,5 +1,6 @@
 #include "chessrl/selfplay/game_runner.h"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <exception>
@@ -39,6 +40,7 @@ struct GameRunner::Counters {
   std::atomic<std::uint64_t> games{0}, positions{0}, recorded{0}, playouts{0}, evaluations{0};
   std::atomic<std::uint64_t> white_wins{0}, black_wins{0}, draws{0}, resignations{0};
   std::atomic<std::uint64_t> resign_checked{0}, resign_false_positives{0};
+  std::atomic<std::uint64_t> busy_ns{0}, wait_ns{0};
 };
 
 struct GameRunner::Slot {
@@ -76,6 +78,8 @@ RunnerStats GameRunner::stats() const {
   s.resignations = c.resignations.load();
   s.resign_checked = c.resign_checked.load();
   s.resign_false_positives = c.resign_false_positives.load();
+  s.busy_seconds = double(c.busy_ns.load()) * 1e-9;
+  s.wait_seconds = double(c.wait_ns.load()) * 1e-9;
   return s;
 }
 
@@ -174,7 +178,13 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
   const auto leaves = std::size_t(options_.leaves_per_search);
   std::vector<nn::EvalRequest> buffer(slots.size() * leaves);
   Counters& counters = *counters_;
+  using Clock = std::chrono::steady_clock;
+  const auto nanos = [](Clock::duration d) {
+    return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  };
   for (;;) {
+    const Clock::time_point round_start = Clock::now();
+    Clock::duration waited{};
     if (stop && stop->load(std::memory_order_relaxed)) break;
     if (failed->load(std::memory_order_relaxed)) break;
     bool any = false;
@@ -197,7 +207,11 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
                                   have < target ? target - have : 0);
       n += std::size_t(s->count);
     }
-    if (n > 0) evaluator_.evaluate(std::span<nn::EvalRequest>(buffer.data(), n));
+    if (n > 0) {
+      const Clock::time_point wait_start = Clock::now();
+      evaluator_.evaluate(std::span<nn::EvalRequest>(buffer.data(), n));
+      waited = Clock::now() - wait_start;
+    }
     counters.evaluations.fetch_add(n, std::memory_order_relaxed);
 
     std::uint64_t playouts_after = 0;
@@ -241,6 +255,12 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
       }
     }
     counters.playouts.fetch_add(playouts_after - playouts_before, std::memory_order_relaxed);
+    const Clock::duration busy = Clock::now() - round_start - waited;
+    counters.busy_ns.fetch_add(nanos(busy), std::memory_order_relaxed);
+    counters.wait_ns.fetch_add(nanos(waited), std::memory_order_relaxed);
+    if (options_.on_round)
+      options_.on_round(std::chrono::duration<double>(busy).count(),
+                        std::chrono::duration<double>(waited).count());
   }
 }
 

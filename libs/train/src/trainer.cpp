@@ -389,6 +389,8 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   r.allreduce_seconds = comm_wait;
   r.step_seconds = seconds_since(start) + data_wait;
   r.samples_per_second = r.step_seconds > 0 ? double(samples) / r.step_seconds : 0;
+  if (status_ok_ && !status_.fixed && status_.positions_stored_total > 0)
+    r.sample_reuse = double(samples_total_) / double(status_.positions_stored_total);
   return r;
 }
 

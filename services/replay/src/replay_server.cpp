@@ -46,6 +46,10 @@ void ReplayServer::monitor() {
       if (auto latest = models_.latest(); latest.ok() && latest->has_value()) {
         metrics_.model_version.set(static_cast<double>((*latest)->version));
       }
+      // A Redis that refuses INFO (some managed ones do) leaves the gauges as they are.
+      if (auto info = store_.server_info(); info.ok() && info->has_value()) {
+        metrics_.set_store_info(**info);
+      }
     }
     metrics_.store_up.set(up ? 1.0 : 0.0);
     if (auto* health = server_->GetHealthCheckService()) {

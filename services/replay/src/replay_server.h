@@ -1,8 +1,9 @@
 // ReplayServer: the chessrl-replay process minus its main(): the gRPC server
 // with ReplayService, ModelRegistry and the standard health service
 // (grpc.health.v1), plus a monitor thread that checks the store every
-// `monitor_interval` and keeps the health status and the window gauges
-// current. Used by main.cpp and, in-process, by the integration tests.
+// `monitor_interval` and keeps the health status, the window gauges and the
+// store's INFO gauges (memory, persistence) current. Used by main.cpp and,
+// in-process, by the integration tests.
 #pragma once
 
 #include <chrono>

@@ -21,7 +21,7 @@ Status unavailable(const std::string& what, const std::string& error) {
 
 // Runs a handler body; an exception becomes INTERNAL instead of reaching gRPC.
 template <class Body>
-Status guarded(const char* rpc, Body&& body) {
+Status run_guarded(const char* rpc, Body&& body) {
   try {
     return body();
   } catch (const std::exception& e) {
@@ -30,6 +30,50 @@ Status guarded(const char* rpc, Body&& body) {
     return Status(StatusCode::INTERNAL, std::string(rpc) + ": unknown error");
   }
 }
+
+// run_guarded, and the call counted and timed in `metrics`.
+template <class Body>
+Status guarded(ReplayMetrics& metrics, const char* rpc, Body&& body, bool timed = true) {
+  const auto start = std::chrono::steady_clock::now();
+  Status status = run_guarded(rpc, std::forward<Body>(body));
+  metrics.record_call(
+      rpc, status.error_code(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), timed);
+  return status;
+}
+
+// gRPC's name of a status code, as grpc-go and grpcurl print it.
+const char* code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::OK: return "OK";
+    case StatusCode::CANCELLED: return "CANCELLED";
+    case StatusCode::UNKNOWN: return "UNKNOWN";
+    case StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case StatusCode::ABORTED: return "ABORTED";
+    case StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case StatusCode::INTERNAL: return "INTERNAL";
+    case StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "UNKNOWN";
+  }
+}
+
+constexpr const char* kMethods[] = {"PushGames",   "Sample",  "Stats",     "PublishModel",
+                                    "GetModel",    "LatestModel", "WatchModels", "SetBest",
+                                    "BestModel"};
+constexpr const char* kCallsHelp = "gRPC calls answered, by method and status code";
+constexpr const char* kDurationHelp =
+    "Seconds to answer a gRPC call, by method (WatchModels streams are not timed)";
+
+std::vector<double> duration_buckets() { return metrics::exponential_buckets(0.0005, 2, 15); }
 
 // splitmix64's finaliser: distinct seeds for consecutive calls.
 std::uint64_t mix64(std::uint64_t x) {
@@ -64,8 +108,57 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
       model_version(registry.gauge("chessrl_model_version", "Latest published model version")),
       store_up(registry.gauge("chessrl_replay_store_up",
                               "1 when the last store health check succeeded, else 0")),
+      store_memory_used(registry.gauge("chessrl_replay_store_memory_used_bytes",
+                                       "Memory the store (Redis) uses (INFO used_memory)")),
+      store_memory_max(registry.gauge("chessrl_replay_store_memory_max_bytes",
+                                      "The store's memory limit (Redis maxmemory; 0: none)")),
+      store_aof_enabled(registry.gauge("chessrl_replay_store_aof_enabled",
+                                       "1 when Redis writes an append-only file")),
+      store_changes_since_save(
+          registry.gauge("chessrl_replay_store_changes_since_save",
+                         "Writes to Redis since its last snapshot (rdb_changes_since_last_save)")),
+      store_last_save(registry.gauge("chessrl_replay_store_last_save_timestamp_seconds",
+                                     "Unix time of Redis's last snapshot (rdb_last_save_time)")),
       registry_(registry) {
   for (const auto reason : replay::kAllRejectReasons) rejected(reason);  // export zeros
+  store_persistence_ok("aof");
+  store_persistence_ok("rdb");
+  for (const char* method : kMethods) {
+    registry_.counter("chessrl_replay_rpc_requests_total", kCallsHelp,
+                      {{"method", method}, {"code", "OK"}});
+    registry_.histogram("chessrl_replay_rpc_duration_seconds", kDurationHelp, duration_buckets(),
+                        {{"method", method}});
+  }
+}
+
+metrics::Gauge& ReplayMetrics::store_persistence_ok(const std::string& kind) {
+  return registry_.gauge("chessrl_replay_store_persistence_ok",
+                         "1 when Redis's last write of this kind (aof: append-only file, rdb: "
+                         "snapshot) succeeded, else 0",
+                         {{"kind", kind}});
+}
+
+void ReplayMetrics::record_call(const char* method, grpc::StatusCode code, double seconds,
+                                bool timed) {
+  registry_.counter("chessrl_replay_rpc_requests_total", kCallsHelp,
+                    {{"method", method}, {"code", code_name(code)}})
+      .inc();
+  if (timed) {
+    registry_
+        .histogram("chessrl_replay_rpc_duration_seconds", kDurationHelp, duration_buckets(),
+                   {{"method", method}})
+        .observe(seconds);
+  }
+}
+
+void ReplayMetrics::set_store_info(const replay::StoreServerInfo& info) {
+  store_memory_used.set(static_cast<double>(info.used_memory_bytes));
+  store_memory_max.set(static_cast<double>(info.max_memory_bytes));
+  store_aof_enabled.set(info.aof_enabled ? 1.0 : 0.0);
+  store_persistence_ok("aof").set(info.aof_ok ? 1.0 : 0.0);
+  store_persistence_ok("rdb").set(info.rdb_ok ? 1.0 : 0.0);
+  store_changes_since_save.set(static_cast<double>(info.changes_since_save));
+  store_last_save.set(static_cast<double>(info.last_save_unix));
 }
 
 metrics::Counter& ReplayMetrics::rejected(replay::RejectReason reason) {
@@ -82,7 +175,7 @@ ReplayServiceImpl::ReplayServiceImpl(replay::ReplayStore& store, ReplayMetrics& 
 
 Status ReplayServiceImpl::PushGames(grpc::ServerContext*, const v1::PushGamesRequest* request,
                                     v1::PushGamesReply* reply) {
-  return guarded("PushGames", [&] { return push(*request, *reply); });
+  return guarded(metrics_, "PushGames", [&] { return push(*request, *reply); });
 }
 
 Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGamesReply& reply) {
@@ -133,7 +226,7 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
 
 Status ReplayServiceImpl::Sample(grpc::ServerContext*, const v1::SampleRequest* request,
                                  v1::SampleReply* reply) {
-  return guarded("Sample", [&] {
+  return guarded(metrics_, "Sample", [&] {
     const std::uint32_t count = request->count();
     if (count == 0 || count > options_.max_sample) {
       return Status(StatusCode::INVALID_ARGUMENT,
@@ -160,7 +253,7 @@ Status ReplayServiceImpl::Sample(grpc::ServerContext*, const v1::SampleRequest* 
 
 Status ReplayServiceImpl::Stats(grpc::ServerContext*, const v1::StatsRequest*,
                                 v1::StatsReply* reply) {
-  return guarded("Stats", [&] {
+  return guarded(metrics_, "Stats", [&] {
     auto stats = store_.stats();
     if (!stats.ok()) {
       metrics_.store_errors.inc();
@@ -213,7 +306,7 @@ ModelRegistryImpl::ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& m
 Status ModelRegistryImpl::PublishModel(grpc::ServerContext*,
                                        grpc::ServerReader<v1::ModelChunk>* reader,
                                        v1::ModelInfo* reply) {
-  return guarded("PublishModel", [&] { return publish(*reader, *reply); });
+  return guarded(metrics_, "PublishModel", [&] { return publish(*reader, *reply); });
 }
 
 Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
@@ -278,7 +371,7 @@ Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
 
 Status ModelRegistryImpl::GetModel(grpc::ServerContext*, const v1::GetModelRequest* request,
                                    grpc::ServerWriter<v1::ModelChunk>* writer) {
-  return guarded("GetModel", [&] { return get(*request, *writer); });
+  return guarded(metrics_, "GetModel", [&] { return get(*request, *writer); });
 }
 
 Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
@@ -316,7 +409,7 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
 
 Status ModelRegistryImpl::LatestModel(grpc::ServerContext*, const v1::LatestModelRequest*,
                                       v1::ModelInfo* reply) {
-  return guarded("LatestModel", [&] {
+  return guarded(metrics_, "LatestModel", [&] {
     auto meta = store_.latest();
     if (!meta.ok()) return unavailable("LatestModel", meta.error());
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no model published yet");
@@ -328,7 +421,7 @@ Status ModelRegistryImpl::LatestModel(grpc::ServerContext*, const v1::LatestMode
 
 Status ModelRegistryImpl::BestModel(grpc::ServerContext*, const v1::BestModelRequest*,
                                     v1::ModelInfo* reply) {
-  return guarded("BestModel", [&] {
+  return guarded(metrics_, "BestModel", [&] {
     auto meta = store_.best();
     if (!meta.ok()) return unavailable("BestModel", meta.error());
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no best model yet");
@@ -339,7 +432,7 @@ Status ModelRegistryImpl::BestModel(grpc::ServerContext*, const v1::BestModelReq
 
 Status ModelRegistryImpl::SetBest(grpc::ServerContext*, const v1::SetBestRequest* request,
                                   v1::ModelInfo* reply) {
-  return guarded("SetBest", [&] {
+  return guarded(metrics_, "SetBest", [&] {
     auto moved = store_.set_best(request->version());
     if (!moved.ok()) return unavailable("SetBest", moved.error());
     if (!*moved) {
@@ -358,7 +451,9 @@ Status ModelRegistryImpl::SetBest(grpc::ServerContext*, const v1::SetBestRequest
 Status ModelRegistryImpl::WatchModels(grpc::ServerContext* context,
                                       const v1::WatchModelsRequest* request,
                                       grpc::ServerWriter<v1::ModelInfo>* writer) {
-  return guarded("WatchModels", [&] { return watch(*context, *request, *writer); });
+  return guarded(
+      metrics_, "WatchModels", [&] { return watch(*context, *request, *writer); },
+      /*timed=*/false);
 }
 
 Status ModelRegistryImpl::watch(grpc::ServerContext& context,

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/model_store.h"
@@ -36,7 +37,19 @@ struct ReplayMetrics {
   metrics::Gauge& window_games;
   metrics::Gauge& model_version;
   metrics::Gauge& store_up;
+  metrics::Gauge& store_memory_used;
+  metrics::Gauge& store_memory_max;
+  metrics::Gauge& store_aof_enabled;
+  metrics::Gauge& store_changes_since_save;
+  metrics::Gauge& store_last_save;
+  metrics::Gauge& store_persistence_ok(const std::string& kind);  // "aof" or "rdb"
   metrics::Counter& rejected(replay::RejectReason reason);
+  // One finished call: counted by method and status code name; its duration
+  // observed unless `timed` is false (a WatchModels stream lasts as long as
+  // its watcher).
+  void record_call(const char* method, grpc::StatusCode code, double seconds, bool timed);
+  // The server's INFO into the store_* gauges.
+  void set_store_info(const replay::StoreServerInfo& info);
 
  private:
   metrics::Registry& registry_;

@@ -141,7 +141,31 @@ SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
       model_swaps(r.counter("chessrl_selfplay_model_swaps_total",
                             "Times self-play switched to a newer model")),
       drain_seconds(r.counter("chessrl_selfplay_drain_seconds_total",
-                              "Seconds spent finishing the games in progress before a switch")) {}
+                              "Seconds spent finishing the games in progress before a switch")),
+      lookups(r.counter("chessrl_inference_requests_total",
+                        "Positions asked of the evaluator, cache hits included")),
+      cache_hits(r.counter("chessrl_inference_cache_hits_total",
+                           "Positions answered from the position cache")),
+      search_threads(r.gauge("chessrl_selfplay_search_threads", "Threads running searches")),
+      busy_seconds(r.counter("chessrl_selfplay_search_busy_seconds_total",
+                             "Seconds search threads spent searching rather than waiting for the "
+                             "network (summed over threads)")) {
+  const char* help = "Self-play games finished, by result (draws include the move limit)";
+  results_[0] = &r.counter("chessrl_selfplay_game_results_total", help, {{"result", "white"}});
+  results_[1] = &r.counter("chessrl_selfplay_game_results_total", help, {{"result", "black"}});
+  results_[2] = &r.counter("chessrl_selfplay_game_results_total", help, {{"result", "draw"}});
+}
+
+metrics::Counter& SelfplayMetrics::result(chess::Outcome outcome) {
+  switch (outcome) {
+    case chess::Outcome::kWhiteWins:
+      return *results_[0];
+    case chess::Outcome::kBlackWins:
+      return *results_[1];
+    default:
+      return *results_[2];
+  }
+}
 
 SelfplayService::SelfplayService(Settings settings, const std::atomic<bool>& stop)
     : settings_(std::move(settings)),
@@ -215,6 +239,11 @@ int SelfplayService::run() {
     totals.evals.fetch_add(static_cast<std::uint64_t>(batch), std::memory_order_relaxed);
     totals.batches.fetch_add(1, std::memory_order_relaxed);
   };
+  evaluator_options.on_lookup = [&metrics](std::size_t requests, std::size_t hits) {
+    metrics.lookups.inc(static_cast<double>(requests));
+    if (hits > 0) metrics.cache_hits.inc(static_cast<double>(hits));
+  };
+  metrics.search_threads.set(std::min(s.runner.threads, s.runner.concurrent_games));
   const selfplay::GameRunnerOptions& r = s.runner;
   log(std::to_string(r.concurrent_games) + " games at once on " + std::to_string(r.threads) +
       " threads, " + std::to_string(r.leaves_per_search) + " leaves per search, " +
@@ -235,11 +264,13 @@ int SelfplayService::run() {
       selfplay::GameRunnerOptions options = s.runner;
       options.seed = generation_seed(seed, generation);
       if (s.games > 0) options.max_games = s.games - totals.games.load();
+      options.on_round = [&metrics](double busy, double) { metrics.busy_seconds.inc(busy); };
       selfplay::GameRunner runner(evaluator, options);
       const std::uint64_t version = model->version;
       auto on_game = [&, version](selfplay::GameRecord&& record) {
         metrics.games.inc();
         metrics.positions.inc(static_cast<double>(record.moves.size()));
+        metrics.result(record.result.outcome).inc();
         totals.games.fetch_add(1);
         totals.positions.fetch_add(record.moves.size());
         pusher.add(to_wire_game(record, version, s.replica));

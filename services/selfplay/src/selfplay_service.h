@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "chessrl/chess/rules.h"
 #include "chessrl/metrics/registry.h"
 #include "selfplay_settings.h"
 
@@ -27,6 +28,14 @@ struct SelfplayMetrics {
   metrics::Gauge& model_version;
   metrics::Counter& model_swaps;
   metrics::Counter& drain_seconds;
+  metrics::Counter& lookups;      // positions asked of the evaluator, cache hits included
+  metrics::Counter& cache_hits;   // ... answered from the position cache
+  metrics::Gauge& search_threads;
+  metrics::Counter& busy_seconds;  // runner threads searching, not waiting for the network
+  metrics::Counter& result(chess::Outcome outcome);
+
+ private:
+  metrics::Counter* results_[3];
 };
 
 class SelfplayService {

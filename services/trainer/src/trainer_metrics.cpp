@@ -26,6 +26,9 @@ TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int 
                                         "Examples per second of the last step, all ranks")),
       learning_rate(registry.gauge("chessrl_trainer_learning_rate",
                                    "Learning rate of the last step")),
+      sample_reuse(registry.gauge("chessrl_trainer_sample_reuse_ratio",
+                                  "Samples trained per position self-play stored, since the "
+                                  "start (what --max-reuse caps)")),
       step(registry.gauge("chessrl_trainer_step", "Steps done (the checkpoint step reached)")),
       paused(registry.gauge("chessrl_trainer_paused",
                             "1 while training waits (minimum window, reuse cap), else 0")),
@@ -49,6 +52,7 @@ void TrainerMetrics::on_step(const train::StepReport& report) {
   if (report.allreduce_seconds > 0) allreduce_seconds_total.inc(report.allreduce_seconds);
   samples_per_second.set(report.samples_per_second);
   learning_rate.set(report.lr);
+  if (report.sample_reuse > 0) sample_reuse.set(report.sample_reuse);
   step.set(static_cast<double>(report.step));
   paused.set(0);
 }

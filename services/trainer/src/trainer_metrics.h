@@ -33,6 +33,7 @@ class TrainerMetrics {
   metrics::Counter& allreduce_seconds_total;
   metrics::Gauge& samples_per_second;
   metrics::Gauge& learning_rate;
+  metrics::Gauge& sample_reuse;
   metrics::Gauge& step;
   metrics::Gauge& paused;
   metrics::Gauge& model_version;

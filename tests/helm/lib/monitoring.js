@@ -19,15 +19,9 @@ const rules = () => ruleFile().groups.flatMap((g) => g.rules);
 const recordedNames = () => new Set(rules().filter((r) => r.record).map((r) => r.record));
 
 // Metrics panels need that no chess-rl process exports yet (the dashboard shows "No data"
-// there until one does). Each entry says what the panel assumes. Remove an entry once the
-// metric exists: the check then finds it in the sources.
-const PENDING_METRICS = {
-  chessrl_selfplay_game_results_total: 'counter{result="white"|"black"|"draw"}, selfplay: finished games by result (draws include max-plies adjudication)',
-  chessrl_replay_store_memory_used_bytes: 'gauge, replay: memory Redis uses (INFO memory used_memory)',
-  chessrl_replay_store_memory_max_bytes: 'gauge, replay: Redis maxmemory (0: no limit)',
-  chessrl_replay_rpc_requests_total: 'counter{method,code}, replay: gRPC calls handled, by method (PushGames, Sample, ...) and status code name (OK, INVALID_ARGUMENT, ...)',
-  chessrl_replay_rpc_duration_seconds: 'histogram{method}, replay: time to answer a call, by method',
-};
+// there until one does), as name: 'type{labels}, component: what it means'. Remove an
+// entry once the metric exists: the check then finds it in the sources. Empty today.
+const PENDING_METRICS = {};
 // Metrics from elsewhere: Prometheus's own, NVIDIA's DCGM exporter.
 const EXTERNAL_METRICS = new Set(['up', 'DCGM_FI_DEV_GPU_UTIL']);
 

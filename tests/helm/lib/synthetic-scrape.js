@@ -4,7 +4,7 @@
 // input_series format, so that every dashboard query can be evaluated offline. With
 // kubernetes=true the series carry the labels the chart's PodMonitors add; without, only
 // job and instance (`chessrl local` scraped by a static config).
-// It also holds the metrics the dashboard uses that nothing exports yet (PENDING_METRICS).
+// It also holds any metric the dashboard uses that nothing exports yet (PENDING_METRICS).
 const POINTS = 30; // one a minute
 
 function syntheticScrape({ kubernetes = true } = {}) {
@@ -42,6 +42,10 @@ function syntheticScrape({ kubernetes = true } = {}) {
     add('chessrl_selfplay_game_results_total', counter(2), { result: 'black' });
     add('chessrl_inference_evals_total', counter(5000));
     add('chessrl_inference_forward_seconds_total', counter(30));
+    add('chessrl_inference_requests_total', counter(6000));
+    add('chessrl_inference_cache_hits_total', counter(1000));
+    add('chessrl_selfplay_search_threads', gauge(2));
+    add('chessrl_selfplay_search_busy_seconds_total', counter(90));
     for (const [le, n] of [['1', 5], ['2', 10], ['4', 20], ['8', 40], ['16', 70], ['32', 95], ['+Inf', 100]]) {
       add('chessrl_inference_batch_size_bucket', counter(n), { le });
     }
@@ -70,6 +74,7 @@ function syntheticScrape({ kubernetes = true } = {}) {
     add('chessrl_trainer_step', gauge(1000));
     add('chessrl_trainer_paused', gauge(0));
     add('chessrl_trainer_learning_rate', gauge(0.001));
+    add('chessrl_trainer_sample_reuse_ratio', gauge(3.5));
   }
   {
     const add = target('replay', 'replay-a');
@@ -87,6 +92,10 @@ function syntheticScrape({ kubernetes = true } = {}) {
     add('chessrl_replay_store_errors_total', counter(0));
     add('chessrl_replay_store_memory_used_bytes', gauge(1e8));
     add('chessrl_replay_store_memory_max_bytes', gauge(1e9));
+    add('chessrl_replay_store_aof_enabled', gauge(1));
+    for (const kind of ['aof', 'rdb']) add('chessrl_replay_store_persistence_ok', gauge(1), { kind });
+    add('chessrl_replay_store_changes_since_save', gauge(1200));
+    add('chessrl_replay_store_last_save_timestamp_seconds', gauge(1.7e9));
     add('chessrl_replay_rpc_requests_total', counter(60), { method: 'Sample', code: 'OK' });
     for (const [le, n] of [['0.01', 50], ['0.1', 59], ['+Inf', 60]]) {
       add('chessrl_replay_rpc_duration_seconds_bucket', counter(n), { method: 'Sample', le });

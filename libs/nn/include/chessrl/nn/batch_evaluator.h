@@ -54,6 +54,9 @@ struct BatchEvaluatorOptions {
   // Called by a worker after every forward pass with the batch size and the
   // pass's seconds (for a batch-size histogram); must be thread-safe and quick.
   std::function<void(int batch, double seconds)> on_batch = nullptr;
+  // Called by every evaluate() with the positions asked for and how many the
+  // cache answered (for hit-ratio counters); must be thread-safe and quick.
+  std::function<void(std::size_t requests, std::size_t cache_hits)> on_lookup = nullptr;
 };
 
 // Counters since construction; take two snapshots and subtract for rates.

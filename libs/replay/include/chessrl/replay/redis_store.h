@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "chessrl/replay/model_store.h"
 #include "chessrl/replay/replay_store.h"
@@ -37,6 +38,10 @@ struct RedisOptions {
   std::chrono::milliseconds backoff_max{2000};
 };
 
+// The fields StoreServerInfo needs from the text of INFO replies ("key:value"
+// lines); an error names a field that is missing or not a number.
+Result<StoreServerInfo> parse_redis_info(std::string_view info);
+
 class RedisReplayStore final : public ReplayStore, public ModelStore {
  public:
   // Does not connect: the first call does (so a service can start before Redis).
@@ -51,6 +56,8 @@ class RedisReplayStore final : public ReplayStore, public ModelStore {
   Result<std::vector<PushStatus>> push(std::span<const StoredGame> games) override;
   Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
   Result<WindowStats> stats() override;
+  // INFO memory and INFO persistence, one round trip.
+  Result<std::optional<StoreServerInfo>> server_info() override;
 
   Result<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) override;
   Result<std::optional<ModelMeta>> latest() override;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,6 +28,18 @@ struct WindowStats {
   std::uint64_t capacity = 0;   // the window's size limit, in positions
   std::uint64_t games_total = 0;      // games ever stored
   std::uint64_t positions_total = 0;  // positions ever stored
+};
+
+// What the store's server says about itself (Redis: INFO memory and
+// persistence), for monitoring.
+struct StoreServerInfo {
+  std::uint64_t used_memory_bytes = 0;
+  std::uint64_t max_memory_bytes = 0;  // 0: no limit
+  bool aof_enabled = false;
+  bool aof_ok = true;  // the last append-only write and rewrite succeeded
+  bool rdb_ok = true;  // the last snapshot (BGSAVE) succeeded
+  std::uint64_t changes_since_save = 0;  // writes not in the last snapshot
+  std::int64_t last_save_unix = 0;       // when the last snapshot finished
 };
 
 struct SampledPositions {
@@ -51,6 +64,12 @@ class ReplayStore {
   virtual Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) = 0;
 
   virtual Result<WindowStats> stats() = 0;
+
+  // The server's memory and persistence state; nullopt for a store without a
+  // server (the in-memory one).
+  virtual Result<std::optional<StoreServerInfo>> server_info() {
+    return std::optional<StoreServerInfo>();
+  }
 };
 
 }  // namespace chessrl::replay

@@ -44,6 +44,10 @@ struct GameRunnerOptions {
   std::uint64_t seed = 1;
   std::uint64_t max_games = 0;  // games to finish; 0: until stopped
   std::string start_fen;        // empty: the standard start position
+  // Called by each runner thread after every round with the seconds it spent
+  // searching (gathering leaves, backing up, playing moves) and the seconds it
+  // waited in evaluate() for the network; must be thread-safe and quick.
+  std::function<void(double busy_seconds, double wait_seconds)> on_round = nullptr;
   Result<void> validate() const;
 };
 
@@ -54,6 +58,8 @@ struct RunnerStats {
   std::uint64_t recorded = 0;   // moves with a training target
   std::uint64_t playouts = 0;
   std::uint64_t evaluations = 0;  // leaves sent to the evaluator
+  double busy_seconds = 0;  // summed over threads: searching, not waiting for the network
+  double wait_seconds = 0;  // summed over threads: waiting in evaluate()
   std::uint64_t white_wins = 0, black_wins = 0, draws = 0;
   std::uint64_t resignations = 0;
   std::uint64_t resign_checked = 0;  // resignation-disabled games where a side would have resigned

@@ -91,6 +91,10 @@ struct StepReport {
   double data_wait_seconds = 0;  // of which waiting for the prefetch queue
   double allreduce_seconds = 0;  // of which waiting for gradient all-reduce after backward
   double samples_per_second = 0; // all ranks, this step
+  // samples_total / positions the data source has stored: how often each
+  // position was trained on so far (what max_reuse caps). 0 when the source's
+  // status was not read (no data gates) or it stored nothing yet.
+  double sample_reuse = 0;
 };
 
 struct TrainerCallbacks {
