@@ -121,6 +121,11 @@ void add_options(CLI::App& app, Settings& s) {
   // Losses and numerics.
   app.add_option("--value-loss-weight", o.value_loss_weight, "total loss = policy + weight * value")
       ->capture_default_str();
+  app.add_option("--value-q-ratio", o.value_q_ratio,
+                 "value target: this share of the search's root win/draw/loss, the rest the "
+                 "game's result")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--clip-norm", o.clip_norm, "clip gradients to this global norm (0: off)")
       ->capture_default_str();
   app.add_option("--mixed-precision", o.mixed_precision,

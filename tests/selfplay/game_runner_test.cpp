@@ -189,6 +189,44 @@ TEST(GameRunner, ReportsSearchAndWaitTimePerRound) {
   EXPECT_NEAR(wait, run.stats.wait_seconds, 1e-6 * rounds);
 }
 
+TEST(GameRunner, MaterialBalanceCountsPawnsKnightsBishopsRooksQueens) {
+  EXPECT_EQ(material_balance(chess::Position::from_fen(chess::kStartFen).value()), 0);
+  // White: K Q R P P; black: K N B P -> (9 + 5 + 2) - (3 + 3 + 1) = 9.
+  auto pos = chess::Position::from_fen("4k3/3nb1p1/8/8/8/8/PP6/QR2K3 w - - 0 1");
+  ASSERT_TRUE(pos.ok()) << pos.error();
+  EXPECT_EQ(material_balance(*pos), 9);
+}
+
+TEST(GameRunner, AdjudicatesByMaterialAtTheMoveLimit) {
+  auto options = small_run(12, 4, 2);
+  options.config.max_plies = 24;  // random-ish play: captures happen in 24 plies
+  options.config.adjudicate_material = 1;
+  const PlayedGames run = play(options, uniform());
+  int adjudicated = 0;
+  for (const auto& [index, game] : run.games) {
+    chess::Position pos = chess::Position::from_fen(chess::kStartFen).value();
+    for (const chess::Move m : game.moves) pos.make_move(m);
+    const int balance = material_balance(pos);
+    // At the limit: a draw only with equal material.
+    if (game.result.reason == Termination::kMoveLimit) {
+      EXPECT_EQ(balance, 0) << index;
+    }
+    if (game.result.reason != Termination::kAdjudication) continue;
+    ++adjudicated;
+    EXPECT_GE(std::abs(balance), 1) << index;
+    EXPECT_EQ(game.result.outcome, balance > 0 ? Outcome::kWhiteWins : Outcome::kBlackWins)
+        << index;
+  }
+  EXPECT_GT(adjudicated, 0);
+  // Off (0), the same games end as move-limit draws.
+  options.config.adjudicate_material = 0;
+  const PlayedGames off = play(options, uniform());
+  for (const auto& [index, game] : off.games)
+    EXPECT_NE(game.result.reason, Termination::kAdjudication) << index;
+  options.config.adjudicate_material = -1;
+  EXPECT_FALSE(options.validate().ok());
+}
+
 // Draining finishes every game in progress (none abandoned, none started),
 // and a second run continues with the next indices: how the self-play
 // service changes networks between games.

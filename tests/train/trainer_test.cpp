@@ -67,11 +67,46 @@ TEST(Losses, CrossEntropiesAgainstSoftAndClassTargets) {
   // Uniform logits: cross-entropy log(4672) and log(3), whatever the targets.
   EXPECT_NEAR(l.policy.item<double>(), std::log(double(nn::kPolicySize)), 1e-4);
   EXPECT_NEAR(l.value.item<double>(), std::log(3.0), 1e-5);
-  EXPECT_EQ(b.wdl[1].item<std::int64_t>(), 2);
+  // q_ratio 0: the result one-hot (win, draw, loss for the side to move).
+  EXPECT_EQ(b.wdl[1][2].item<float>(), 1.0f);
+  EXPECT_EQ(b.wdl[1].sum().item<float>(), 1.0f);
   // A confident correct value head costs almost nothing.
-  wdl[0][b.wdl[0].item<std::int64_t>()] = 30;
+  wdl[0][b.wdl[0].argmax().item<std::int64_t>()] = 30;
   wdl[1][2] = 30;
   EXPECT_LT(compute_losses(policy, wdl, b).value.item<double>(), 1e-6);
+}
+
+TEST(Losses, ValueTargetMixesTheResultWithTheSearchByQRatio) {
+  std::vector<Example> examples(1, small_data()[0]);
+  examples[0].result = -1;          // lost
+  examples[0].root_value = 0.4f;    // but the search thought: win 0.6, draw 0.2, loss 0.2
+  examples[0].root_draw = 0.2f;
+  const Batch result_only = make_batch(examples, false, 0.0);
+  const Batch half = make_batch(examples, false, 0.5);
+  const Batch search_only = make_batch(examples, false, 1.0);
+  const auto row = [](const Batch& b, int k) { return double(b.wdl[0][k].item<float>()); };
+  EXPECT_DOUBLE_EQ(row(result_only, 2), 1.0);
+  EXPECT_NEAR(row(search_only, 0), 0.6, 1e-6);
+  EXPECT_NEAR(row(search_only, 1), 0.2, 1e-6);
+  EXPECT_NEAR(row(search_only, 2), 0.2, 1e-6);
+  EXPECT_NEAR(row(half, 0), 0.3, 1e-6);
+  EXPECT_NEAR(row(half, 1), 0.1, 1e-6);
+  EXPECT_NEAR(row(half, 2), 0.6, 1e-6);
+  // The value loss is the cross-entropy against that soft target: with logits
+  // equal to the target's log, it is the target's entropy.
+  auto logits = torch::log(half.wdl.clamp_min(1e-12));
+  const double entropy = -(0.3 * std::log(0.3) + 0.1 * std::log(0.1) + 0.6 * std::log(0.6));
+  EXPECT_NEAR(compute_losses(torch::zeros({1, nn::kPolicySize}), logits, half).value.item<double>(),
+              entropy, 1e-5);
+  // Out-of-range search values are clamped into a distribution.
+  examples[0].root_value = 1.5f;
+  examples[0].root_draw = -0.1f;
+  const Batch clamped = make_batch(examples, false, 1.0);
+  EXPECT_NEAR(clamped.wdl.sum().item<double>(), 1.0, 1e-6);
+  EXPECT_GE(clamped.wdl.min().item<double>(), 0.0);
+  TrainerOptions bad = tiny_options();
+  bad.value_q_ratio = 1.5;
+  EXPECT_FALSE(bad.validate().ok());
 }
 
 // Item 10: on a fixed small data set of self-play records, the loss falls.

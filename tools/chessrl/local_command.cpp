@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +37,13 @@ namespace {
 namespace fs = std::filesystem;
 namespace d = local_defaults;
 using Clock = std::chrono::steady_clock;
+
+// `argv` with the words of `extra` (split at whitespace) appended.
+std::vector<std::string> with_words(std::vector<std::string> argv, const std::string& extra) {
+  std::istringstream words(extra);
+  for (std::string word; words >> word;) argv.push_back(word);
+  return argv;
+}
 
 struct LocalOptions {
   std::string dir = "run";
@@ -64,6 +72,8 @@ struct LocalOptions {
   int anchor_pairs = 4;
   std::string anchors = "random,greedy";
   std::vector<std::string> engines;
+  // More options for the children, as words (split at spaces).
+  std::string selfplay_args, trainer_args, evaluator_args;
   // The run itself.
   int duration = 0;  // seconds; 0: until Ctrl-C
   double status_every = 2;
@@ -323,13 +333,14 @@ int LocalRun::run(const StopSignals& stop) {
         {"MASTER_PORT", std::to_string(ports_.master)},
         {"GLOO_SOCKET_IFNAME", "lo"}};
     launch(name,
-           {binary("chessrl-trainer"), "--replay", listen(ports_.replay), "--metrics-listen",
+           with_words({binary("chessrl-trainer"), "--replay", listen(ports_.replay), "--metrics-listen",
             listen(ports_.trainer_metrics[std::size_t(r)]), "--net", o_.net, "--batch-size",
             std::to_string(o_.batch_size / o_.trainers), "--optimizer", o_.optimizer, "--lr",
             std::to_string(o_.lr), "--checkpoint-dir", (root_ / "checkpoints").string(),
             "--checkpoint-every", std::to_string(o_.checkpoint_every), "--publish-every",
             std::to_string(o_.publish_every), "--min-window", std::to_string(o_.min_window),
             "--max-reuse", std::to_string(o_.max_reuse), "--threads", "1", "--log-every", "50"},
+           o_.trainer_args),
            env)
         .value_or_throw();
     metrics_ports_.push_back({name, ports_.trainer_metrics[std::size_t(r)]});
@@ -338,13 +349,13 @@ int LocalRun::run(const StopSignals& stop) {
   // Self-play: each replica its own name, so their seeds differ.
   for (int i = 0; i < o_.selfplay; ++i) {
     const std::string name = "selfplay-" + std::to_string(i);
-    launch(name, {binary("chessrl-selfplay"), "--replay", listen(ports_.replay), "--metrics-listen",
+    launch(name, with_words({binary("chessrl-selfplay"), "--replay", listen(ports_.replay), "--metrics-listen",
                   listen(ports_.selfplay_metrics[std::size_t(i)]), "--replica", name, "--net",
                   o_.net, "--visits", std::to_string(o_.visits), "--reduced-visits",
                   std::to_string(o_.reduced_visits), "--full-fraction",
                   std::to_string(o_.full_fraction), "--concurrent", std::to_string(o_.concurrent),
                   "--max-plies", std::to_string(o_.max_plies), "--threads", "1", "--workers", "1",
-                  "--nn-threads", "1"})
+                  "--nn-threads", "1"}, o_.selfplay_args))
         .value_or_throw();
     metrics_ports_.push_back({name, ports_.selfplay_metrics[std::size_t(i)]});
   }
@@ -361,7 +372,7 @@ int LocalRun::run(const StopSignals& stop) {
     evaluator.push_back("--engine");
     evaluator.push_back(e);
   }
-  launch("evaluator", evaluator).value_or_throw();
+  launch("evaluator", with_words(std::move(evaluator), o_.evaluator_args)).value_or_throw();
   metrics_ports_.push_back({"evaluator", ports_.evaluator_metrics});
   if (!o_.no_prometheus) start_prometheus();
   write_state();
@@ -493,6 +504,11 @@ void add_local_command(CLI::App& app) {
   cmd->add_option("--engine", o->engines,
                   "A UCI engine anchor, e.g. \"uci:stockfish;Skill Level=0;movetime=50\" "
                   "(repeatable)");
+  cmd->add_option("--selfplay-args", o->selfplay_args,
+                  "More chessrl-selfplay options, e.g. \"--adjudicate-material 3\" (none that "
+                  "chessrl local sets itself)");
+  cmd->add_option("--trainer-args", o->trainer_args, "More chessrl-trainer options");
+  cmd->add_option("--evaluator-args", o->evaluator_args, "More chessrl-evaluator options");
   cmd->add_option("--duration", o->duration, "Stop after this many seconds (0: at Ctrl-C)")
       ->check(CLI::Range(0, 100000000))
       ->capture_default_str();

@@ -186,6 +186,25 @@ double StatusLine::games_per_hour() const {
   return games > 0 ? games * 3600 / seconds : 0;
 }
 
+std::optional<double> StatusLine::decisive_share() const {
+  if (history_.empty()) return std::nullopt;
+  const auto finished = [](const Scrape& s, bool draws_only) {
+    double sum = 0;
+    for (const Samples* samples : children(s, "selfplay")) {
+      sum += draws_only ? sample(*samples, "chessrl_selfplay_game_results_total",
+                                 "result=\"draw\"").value_or(0)
+                        : sum_samples(*samples, "chessrl_selfplay_game_results_total");
+    }
+    return sum;
+  };
+  const Scrape& b = history_.back();
+  const Scrape* a = history_.size() >= 2 ? &history_.front() : nullptr;
+  const double games = finished(b, false) - (a ? finished(*a, false) : 0);
+  const double draws = finished(b, true) - (a ? finished(*a, true) : 0);
+  if (games <= 0) return std::nullopt;
+  return (games - draws) / games;
+}
+
 std::string StatusLine::format(std::chrono::seconds elapsed) const {
   const long long s = elapsed.count();
   char clock[32];
@@ -194,7 +213,9 @@ std::string StatusLine::format(std::chrono::seconds elapsed) const {
   if (history_.empty()) return line + " | starting";
   const Scrape& now = history_.back();
 
-  line += " | games " + with_commas(games()) + " (" + with_commas(games_per_hour()) + "/h)";
+  line += " | games " + with_commas(games()) + " (" + with_commas(games_per_hour()) + "/h";
+  if (auto decisive = decisive_share()) line += ", " + fixed(100 * *decisive, 0) + "% decisive";
+  line += ")";
   if (auto window = first(now, "replay", "chessrl_replay_positions"))
     line += " | window " + with_commas(*window) + " pos";
 

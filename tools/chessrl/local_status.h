@@ -44,11 +44,14 @@ struct Scrape {
 class StatusLine {
  public:
   void add(Scrape scrape);
-  // e.g. "12:04 | games 1,234 (2,950/h) | window 45,600 | step 1,200 loss 3.41 (p 2.71 v 0.70)
+  // e.g. "12:04 | games 1,234 (2,950/h, 8% decisive) | window 45,600 | step 1,200 loss 3.41 (p 2.71 v 0.70)
   // | model v6 (selfplay v6, best v5) | elo random +120 ±80, greedy -50 ±90"
   std::string format(std::chrono::seconds elapsed) const;
   double games() const;
   double games_per_hour() const;
+  // Share of the games finished over the last minute that were won by either
+  // side (chessrl_selfplay_game_results_total); nullopt before any finished.
+  std::optional<double> decisive_share() const;
 
  private:
   std::deque<Scrape> history_;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <optional>
 #include <thread>
@@ -14,12 +15,26 @@ namespace chessrl::selfplay {
 using chess::Outcome;
 using chess::Termination;
 
+int material_balance(const chess::Position& pos) {
+  static constexpr std::pair<chess::PieceType, int> kValues[] = {
+      {chess::kPawn, 1}, {chess::kKnight, 3}, {chess::kBishop, 3}, {chess::kRook, 5},
+      {chess::kQueen, 9}};
+  int balance = 0;
+  for (const auto& [type, value] : kValues)
+    balance += value * (chess::popcount(pos.pieces(chess::kWhite, type)) -
+                        chess::popcount(pos.pieces(chess::kBlack, type)));
+  return balance;
+}
+
 Result<void> SelfPlayConfig::validate() const {
   if (auto r = search.validate(); !r) return r;
   if (auto r = playouts.validate(); !r) return r;
   if (auto r = temperature.validate(); !r) return r;
   if (auto r = resign.validate(); !r) return r;
   if (max_plies < 1) return fail("max plies must be >= 1, got " + std::to_string(max_plies));
+  if (adjudicate_material < 0)
+    return fail("adjudicate material must be >= 0 pawns (0: off), got " +
+                std::to_string(adjudicate_material));
   return {};
 }
 
@@ -164,7 +179,13 @@ bool GameRunner::finish_move(Slot& slot) {
     return true;
   }
   if (int(record.moves.size()) >= config.max_plies) {
-    record.result = {Outcome::kDraw, Termination::kMoveLimit};
+    const int balance = material_balance(search.position());
+    if (config.adjudicate_material > 0 && std::abs(balance) >= config.adjudicate_material) {
+      record.result = {balance > 0 ? Outcome::kWhiteWins : Outcome::kBlackWins,
+                       Termination::kAdjudication};
+    } else {
+      record.result = {Outcome::kDraw, Termination::kMoveLimit};
+    }
     return true;
   }
   start_move(slot);

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "chessrl/nn/policy_map.h"
 
 namespace chessrl::train {
@@ -16,21 +18,27 @@ Batch Batch::to(const torch::Device& device, bool non_blocking) const {
                wdl.to(device, non_blocking)};
 }
 
-Batch make_batch(const std::vector<Example>& examples, bool pin) {
+Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio) {
   const auto n = static_cast<std::int64_t>(examples.size());
   auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
   Batch b{torch::empty({n, nn::kInputPlanes, 8, 8}, options),
-          torch::zeros({n, nn::kPolicySize}, options),
-          torch::empty({n}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin))};
+          torch::zeros({n, nn::kPolicySize}, options), torch::empty({n, 3}, options)};
   float* input = b.input.data_ptr<float>();
   float* policy = b.policy.data_ptr<float>();
-  std::int64_t* wdl = b.wdl.data_ptr<std::int64_t>();
+  float* wdl = b.wdl.data_ptr<float>();
+  const auto q = static_cast<float>(q_ratio);
   for (std::int64_t i = 0; i < n; ++i) {
     const Example& e = examples[std::size_t(i)];
     nn::expand(e.planes, input + i * nn::kInputPlanes * 64);
     float* row = policy + i * nn::kPolicySize;
     for (const auto& [index, p] : e.policy) row[index] = p;
-    wdl[i] = e.result > 0 ? 0 : (e.result == 0 ? 1 : 2);
+    // The search's win/draw/loss: value = win - loss, draw = draw.
+    const float draw = std::clamp(e.root_draw, 0.0f, 1.0f);
+    const float win = std::clamp((1 - draw + e.root_value) / 2, 0.0f, 1.0f - draw);
+    const float searched[3] = {win, draw, 1 - draw - win};
+    const float result[3] = {e.result > 0 ? 1.0f : 0.0f, e.result == 0 ? 1.0f : 0.0f,
+                             e.result < 0 ? 1.0f : 0.0f};
+    for (int k = 0; k < 3; ++k) wdl[i * 3 + k] = (1 - q) * result[k] + q * searched[k];
   }
   return b;
 }
@@ -41,7 +49,7 @@ LossTerms compute_losses(const torch::Tensor& policy_logits, const torch::Tensor
   const torch::Tensor log_p = torch::log_softmax(policy_logits.to(torch::kFloat32), 1);
   torch::Tensor policy = -(batch.policy * log_p).sum(1).mean();
   torch::Tensor value =
-      torch::nll_loss(torch::log_softmax(wdl_logits.to(torch::kFloat32), 1), batch.wdl);
+      -(batch.wdl * torch::log_softmax(wdl_logits.to(torch::kFloat32), 1)).sum(1).mean();
   return {policy, value};
 }
 

@@ -13,19 +13,21 @@ namespace chessrl::train {
 struct Batch {
   torch::Tensor input;   // [N, 112, 8, 8] float32
   torch::Tensor policy;  // [N, 4672] float32, rows sum to 1
-  torch::Tensor wdl;     // [N] int64: 0 win, 1 draw, 2 loss for the side to move
+  torch::Tensor wdl;     // [N, 3] float32: win, draw, loss for the side to move, rows sum to 1
   std::int64_t size() const { return input.size(0); }
   // The rows [begin, begin + count) (views, no copy).
   Batch slice(std::int64_t begin, std::int64_t count) const;
   Batch to(const torch::Device& device, bool non_blocking) const;
 };
 
-// On the CPU; pinned when `pin` (for fast copies to a GPU).
-Batch make_batch(const std::vector<Example>& examples, bool pin = false);
+// On the CPU; pinned when `pin` (for fast copies to a GPU). The value target
+// is (1 - q_ratio) x the game's result (one-hot) + q_ratio x the search's
+// win/draw/loss at the position (from root_value and root_draw).
+Batch make_batch(const std::vector<Example>& examples, bool pin = false, double q_ratio = 0);
 
 // The two heads' losses, each a mean over the batch (float32 scalars):
 // policy cross-entropy against the visit distribution, value cross-entropy
-// against the game's result.
+// against the value target.
 struct LossTerms {
   torch::Tensor policy;
   torch::Tensor value;

@@ -82,6 +82,8 @@ Result<std::vector<Example>> examples_from_record(const selfplay::GameRecord& re
       const int result = pos->side_to_move() == chess::kWhite ? white_result : -white_result;
       auto e = finish_example(*pos, moves, probs, result);
       if (!e) return fail("game " + record.id + " ply " + std::to_string(ply) + ": " + e.error());
+      e->root_value = t.root_value;
+      e->root_draw = t.root_draw;
       out.push_back(std::move(*e));
     }
     if (ply == record.moves.size()) break;

@@ -24,7 +24,8 @@ namespace chessrl::train {
 class Prefetcher {
  public:
   Prefetcher(ExampleSource& source, std::int64_t first_step, int rank, int world, int batch_size,
-             int depth, bool pin, std::function<void(const std::string&)> log);
+             int depth, bool pin, std::function<void(const std::string&)> log,
+             double value_q_ratio = 0);
   ~Prefetcher();  // stops and joins the thread
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -43,6 +44,7 @@ class Prefetcher {
   int rank_, world_, batch_size_;
   std::size_t depth_;
   bool pin_;
+  double value_q_ratio_;
   std::function<void(const std::string&)> log_;
   std::mutex mu_;
   std::condition_variable cv_;

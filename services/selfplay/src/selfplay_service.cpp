@@ -72,6 +72,7 @@ PushFunction replay_push(const Settings& s) {
 // Counts kept beside the metrics for the progress line.
 struct Totals {
   std::atomic<std::uint64_t> games{0}, positions{0}, evals{0}, batches{0};
+  std::atomic<std::uint64_t> decisive{0};  // games won by either side
   std::atomic<std::uint64_t> model_version{0};
 };
 
@@ -96,23 +97,24 @@ class ProgressLogger {
   void loop() {
     std::unique_lock lock(mutex_);
     auto last = Clock::now();
-    std::uint64_t games = 0, positions = 0, evals = 0, batches = 0;
+    std::uint64_t games = 0, positions = 0, evals = 0, batches = 0, decisive = 0;
     while (!wake_.wait_for(lock, interval_, [this] { return done_; })) {
       const double t = seconds_since(last);
       last = Clock::now();
       const std::uint64_t g = totals_.games, p = totals_.positions, e = totals_.evals,
-                          b = totals_.batches;
-      char line[320];
+                          b = totals_.batches, d = totals_.decisive;
+      char line[360];
       std::snprintf(line, sizeof line,
-                    "games %llu (%.0f games/h), %.1f positions/s, %.0f evals/s, mean batch %.1f, "
-                    "model version %llu, %zu games buffered",
+                    "games %llu (%.0f games/h, %.0f%% decisive), %.1f positions/s, %.0f evals/s, "
+                    "mean batch %.1f, model version %llu, %zu games buffered",
                     static_cast<unsigned long long>(g), 3600.0 * double(g - games) / t,
+                    g > games ? 100.0 * double(d - decisive) / double(g - games) : 0.0,
                     double(p - positions) / t, double(e - evals) / t,
                     b > batches ? double(e - evals) / double(b - batches) : 0.0,
                     static_cast<unsigned long long>(totals_.model_version.load()),
                     pusher_.buffered());
       service_.log(line);
-      games = g, positions = p, evals = e, batches = b;
+      games = g, positions = p, evals = e, batches = b, decisive = d;
     }
   }
 
@@ -149,11 +151,27 @@ SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
       search_threads(r.gauge("chessrl_selfplay_search_threads", "Threads running searches")),
       busy_seconds(r.counter("chessrl_selfplay_search_busy_seconds_total",
                              "Seconds search threads spent searching rather than waiting for the "
-                             "network (summed over threads)")) {
+                             "network (summed over threads)")),
+      registry_(r) {
   const char* help = "Self-play games finished, by result (draws include the move limit)";
   results_[0] = &r.counter("chessrl_selfplay_game_results_total", help, {{"result", "white"}});
   results_[1] = &r.counter("chessrl_selfplay_game_results_total", help, {{"result", "black"}});
   results_[2] = &r.counter("chessrl_selfplay_game_results_total", help, {{"result", "draw"}});
+  using chess::Termination;
+  for (const Termination t :
+       {Termination::kCheckmate, Termination::kStalemate, Termination::kFiftyMoveRule,
+        Termination::kThreefoldRepetition, Termination::kInsufficientMaterial,
+        Termination::kResignation, Termination::kAdjudication, Termination::kMoveLimit})
+    termination(t);  // export zeros
+}
+
+metrics::Counter& SelfplayMetrics::termination(chess::Termination reason) {
+  // "threefold repetition" -> "threefold_repetition": a label value without spaces.
+  std::string label = chess::termination_name(reason);
+  for (char& c : label)
+    if (c == ' ' || c == '-') c = '_';
+  return registry_.counter("chessrl_selfplay_game_terminations_total",
+                           "Self-play games finished, by how they ended", {{"reason", label}});
 }
 
 metrics::Counter& SelfplayMetrics::result(chess::Outcome outcome) {
@@ -271,6 +289,8 @@ int SelfplayService::run() {
         metrics.games.inc();
         metrics.positions.inc(static_cast<double>(record.moves.size()));
         metrics.result(record.result.outcome).inc();
+        metrics.termination(record.result.reason).inc();
+        if (record.result.outcome != chess::Outcome::kDraw) totals.decisive.fetch_add(1);
         totals.games.fetch_add(1);
         totals.positions.fetch_add(record.moves.size());
         pusher.add(to_wire_game(record, version, s.replica));

@@ -33,8 +33,10 @@ struct SelfplayMetrics {
   metrics::Gauge& search_threads;
   metrics::Counter& busy_seconds;  // runner threads searching, not waiting for the network
   metrics::Counter& result(chess::Outcome outcome);
+  metrics::Counter& termination(chess::Termination reason);
 
  private:
+  metrics::Registry& registry_;
   metrics::Counter* results_[3];
 };
 

@@ -1,5 +1,7 @@
 #include "replay_source.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -55,8 +57,15 @@ Result<train::Example> to_example(const v1::TrainingPosition& p) {
     return fail(where(p) + ": result " + std::to_string(p.result()) + " is not -1, 0 or 1");
   }
 
+  if (!std::isfinite(p.root_value()) || p.root_value() < -1 || p.root_value() > 1 ||
+      !std::isfinite(p.root_draw()) || p.root_draw() < 0 || p.root_draw() > 1) {
+    return fail(where(p) + ": root value " + std::to_string(p.root_value()) + " / draw " +
+                std::to_string(p.root_draw()) + " is outside [-1, 1] / [0, 1]");
+  }
   auto example = train::make_example(p.fen(), history, policy_moves, probs, p.result());
   if (!example.ok()) return fail(where(p) + ": " + example.error());
+  example->root_value = p.root_value();
+  example->root_draw = p.root_draw();
   return std::move(example).value();
 }
 

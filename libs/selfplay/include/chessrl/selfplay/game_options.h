@@ -26,6 +26,10 @@ inline void add_game_options(CLI::App& app, SelfPlayConfig& c) {
   app.add_option("--max-plies", c.max_plies, "Plies after which a game is a draw")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  app.add_option("--adjudicate-material", c.adjudicate_material,
+                 "At the move limit, a side this many pawns ahead wins (0: a draw)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   app.add_option("--temperature", c.temperature.initial, "Move-choice temperature early on")
       ->capture_default_str();
   app.add_option("--temperature-plies", c.temperature.plies,

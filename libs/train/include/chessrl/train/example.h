@@ -23,6 +23,10 @@ struct Example {
   // The search's visit distribution: (policy index, probability), summing to 1.
   std::vector<std::pair<std::uint16_t, float>> policy;
   std::int8_t result = 0;  // the game's result for the side to move: 1 win, 0 draw, -1 loss
+  // The search's evaluation of the position for the side to move: expected
+  // score in [-1, 1] and draw probability (for value targets that mix it in).
+  float root_value = 0;
+  float root_draw = 0;
   bool operator==(const Example&) const = default;
 };
 

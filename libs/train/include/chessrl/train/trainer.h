@@ -49,6 +49,9 @@ struct TrainerOptions {
   double decay_factor = 0.1;
 
   double value_loss_weight = 1.0;  // total = policy + weight * value
+  // Value target: (1 - q) x the game's result + q x the search's root
+  // win/draw/loss (Leela Chess Zero's q_ratio); 0: the result alone.
+  double value_q_ratio = 0;
   double clip_norm = 0;            // gradient clipping by global norm (0: off)
   bool mixed_precision = true;     // CUDA only: bf16 autocast and TF32
 

@@ -1,0 +1,49 @@
+// `chessrl local`'s status line, from scrapes made up in the Prometheus text
+// format: games per hour and the decisive share over the last minute.
+#include "local_status.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+namespace chessrl::tool {
+namespace {
+
+Samples selfplay(double white, double black, double draw) {
+  return parse_samples("# TYPE chessrl_selfplay_game_results_total counter\n"
+                       "chessrl_selfplay_game_results_total{result=\"black\"} " +
+                       std::to_string(black) +
+                       "\nchessrl_selfplay_game_results_total{result=\"draw\"} " +
+                       std::to_string(draw) +
+                       "\nchessrl_selfplay_game_results_total{result=\"white\"} " +
+                       std::to_string(white) + "\nchessrl_selfplay_games_total " +
+                       std::to_string(white + black + draw) + "\n");
+}
+
+TEST(StatusLine, DecisiveShareIsOverTheLastMinuteAndEverySelfplayChild) {
+  const auto t0 = std::chrono::steady_clock::now();
+  StatusLine status;
+  EXPECT_EQ(status.decisive_share(), std::nullopt);
+  status.add({t0, {{"selfplay-0", selfplay(0, 0, 100)}, {"selfplay-1", selfplay(0, 0, 100)}}});
+  // Only the first scrape: everything so far, all drawn.
+  ASSERT_TRUE(status.decisive_share().has_value());
+  EXPECT_DOUBLE_EQ(*status.decisive_share(), 0.0);
+  // 30 s later: 40 more games, 10 won by white on one child, 6 by black on the other.
+  status.add({t0 + std::chrono::seconds(30),
+              {{"selfplay-0", selfplay(10, 0, 110)}, {"selfplay-1", selfplay(0, 6, 114)}}});
+  EXPECT_DOUBLE_EQ(*status.decisive_share(), 16.0 / 40.0);
+  EXPECT_DOUBLE_EQ(status.games_per_hour(), 40.0 * 120);
+  const std::string line = status.format(std::chrono::seconds(95));
+  EXPECT_NE(line.find("0:01:35 | games 240 (4,800/h, 40% decisive)"), std::string::npos) << line;
+  // No game in the last interval: no share rather than a division by zero.
+  StatusLine idle;
+  idle.add({t0, {{"selfplay-0", selfplay(1, 1, 1)}}});
+  idle.add({t0 + std::chrono::seconds(10), {{"selfplay-0", selfplay(1, 1, 1)}}});
+  EXPECT_EQ(idle.decisive_share(), std::nullopt);
+  EXPECT_NE(idle.format(std::chrono::seconds(10)).find("games 3 (0/h)"), std::string::npos)
+      << idle.format(std::chrono::seconds(10));
+}
+
+}  // namespace
+}  // namespace chessrl::tool
