@@ -45,5 +45,25 @@ TEST(StatusLine, DecisiveShareIsOverTheLastMinuteAndEverySelfplayChild) {
       << idle.format(std::chrono::seconds(10));
 }
 
+TEST(StatusLine, GamesSummarySaysHowTheGamesEnded) {
+  StatusLine status;
+  EXPECT_EQ(status.games_summary(), "");
+  Samples a = selfplay(3, 1, 16);
+  Samples b = selfplay(0, 0, 0);
+  const auto set = [](Samples& s, const char* reason, double n) {
+    s["chessrl_selfplay_game_terminations_total{reason=\"" + std::string(reason) + "\"}"] = n;
+  };
+  set(a, "checkmate", 3);
+  set(a, "resignation", 1);
+  set(a, "move_limit", 10);
+  set(a, "threefold_repetition", 6);
+  set(a, "stalemate", 0);
+  set(b, "move_limit", 0);
+  status.add({std::chrono::steady_clock::now(), {{"selfplay-0", a}, {"selfplay-1", b}}});
+  EXPECT_EQ(status.games_summary(),
+            "20 self-play games: 20% decisive; move limit 50%, threefold repetition 30%, "
+            "checkmate 15%, resignation 5%");
+}
+
 }  // namespace
 }  // namespace chessrl::tool

@@ -426,6 +426,8 @@ int LocalRun::run(const StopSignals& stop) {
   const std::string final_line =
       status.format(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started));
   std::printf("%s%s\n", tty && !o_.quiet ? "\r" : "", final_line.c_str());
+  if (const std::string games = status.games_summary(); !games.empty())
+    std::printf("%s\n", games.c_str());
   std::fflush(stdout);
   say("stopping: self-play and evaluator, then the trainer (checkpoint), replay and Redis");
   stop_all();

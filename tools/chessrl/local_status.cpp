@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -203,6 +204,37 @@ std::optional<double> StatusLine::decisive_share() const {
   const double draws = finished(b, true) - (a ? finished(*a, true) : 0);
   if (games <= 0) return std::nullopt;
   return (games - draws) / games;
+}
+
+std::string StatusLine::games_summary() const {
+  if (history_.empty()) return "";
+  const std::string prefix = "chessrl_selfplay_game_terminations_total{reason=\"";
+  std::map<std::string, double> by_reason;
+  double games = 0, draws = 0;
+  for (const Samples* samples : children(history_.back(), "selfplay")) {
+    for (auto it = samples->lower_bound(prefix); it != samples->end(); ++it) {
+      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+      std::string reason = it->first.substr(prefix.size(), it->first.size() - prefix.size() - 2);
+      for (char& c : reason)
+        if (c == '_') c = ' ';
+      by_reason[reason] += it->second;
+      games += it->second;
+    }
+    draws += sample(*samples, "chessrl_selfplay_game_results_total", "result=\"draw\"").value_or(0);
+  }
+  if (games <= 0) return "";
+  std::vector<std::pair<double, std::string>> sorted;
+  for (const auto& [reason, n] : by_reason)
+    if (n > 0) sorted.emplace_back(n, reason);
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string out = with_commas(games) + " self-play games: " +
+                    fixed(100 * (games - draws) / games, 0) + "% decisive;";
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    out += std::string(i ? ", " : " ") + sorted[i].second + " " +
+           fixed(100 * sorted[i].first / games, 0) + "%";
+  return out;
 }
 
 std::string StatusLine::format(std::chrono::seconds elapsed) const {

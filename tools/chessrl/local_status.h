@@ -52,6 +52,10 @@ class StatusLine {
   // Share of the games finished over the last minute that were won by either
   // side (chessrl_selfplay_game_results_total); nullopt before any finished.
   std::optional<double> decisive_share() const;
+  // How the self-play games of this run ended, from the last scrape, e.g.
+  // "1,200 self-play games: 9% decisive; move limit 70%, threefold repetition
+  // 21%, checkmate 8%, ..." (reasons with games, most first); "" before any.
+  std::string games_summary() const;
 
  private:
   std::deque<Scrape> history_;
