@@ -126,8 +126,9 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
   for (const char* method : kMethods) {
     registry_.counter("chessrl_replay_rpc_requests_total", kCallsHelp,
                       {{"method", method}, {"code", "OK"}});
-    registry_.histogram("chessrl_replay_rpc_duration_seconds", kDurationHelp, duration_buckets(),
-                        {{"method", method}});
+    durations_[method] = &registry_.histogram("chessrl_replay_rpc_duration_seconds",
+                                              kDurationHelp, duration_buckets(),
+                                              {{"method", method}});
   }
 }
 
@@ -143,12 +144,9 @@ void ReplayMetrics::record_call(const char* method, grpc::StatusCode code, doubl
   registry_.counter("chessrl_replay_rpc_requests_total", kCallsHelp,
                     {{"method", method}, {"code", code_name(code)}})
       .inc();
-  if (timed) {
-    registry_
-        .histogram("chessrl_replay_rpc_duration_seconds", kDurationHelp, duration_buckets(),
-                   {{"method", method}})
-        .observe(seconds);
-  }
+  if (!timed) return;
+  if (const auto it = durations_.find(std::string_view(method)); it != durations_.end())
+    it->second->observe(seconds);
 }
 
 void ReplayMetrics::set_store_info(const replay::StoreServerInfo& info) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -53,6 +54,7 @@ struct ReplayMetrics {
 
  private:
   metrics::Registry& registry_;
+  std::map<std::string, metrics::Histogram*, std::less<>> durations_;  // by method, made once
 };
 
 class ReplayServiceImpl final : public v1::ReplayService::Service {
