@@ -172,11 +172,28 @@ def main():
             fail("no checkpoint written on stop")
         log(f"ok: stopped cleanly on SIGINT; latest checkpoint at step {step}")
 
+        # Self-play summed up each model version it played (--version-stats).
+        stats_path = os.path.join(run_dir, "stats", "selfplay-0.jsonl")
+        with open(stats_path) as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+        if not lines or not any(v["version"] >= 1 for v in lines):
+            fail(f"{stats_path}: no line for a trained version: {lines}")
+        for v in lines:
+            if v["games"] <= 0 or v["positions"] <= 0 or v["plies"] <= 0:
+                fail(f"{stats_path}: a line without games: {v}")
+        log(f"ok: per-version statistics for versions {sorted({v['version'] for v in lines})}")
+        first_started = state.get("started_ms")
+        if not isinstance(first_started, int) or first_started <= 0:
+            fail(f"local.json has no started_ms: {state}")
+
         # A second run resumes from that checkpoint.
         if os.path.exists(os.path.join(run_dir, "local.json")):
             fail("local.json (the last run's ports and pids) is still there after a clean stop")
         proc = start(tool, run_dir)
         state = read_state(run_dir, proc)
+        if state.get("started_ms") != first_started:
+            fail(f"the resumed run's started_ms {state.get('started_ms')} is not the first run's "
+                 f"{first_started}")
         port = next(c["metrics_port"] for c in state["children"] if c["name"] == "trainer-0")
         deadline = time.time() + 120
         resumed_step = None

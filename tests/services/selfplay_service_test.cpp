@@ -562,6 +562,16 @@ TEST(GamePusher, AnAckedLogThatCannotBeOpenedNamesTheOptionAndThePath) {
   ASSERT_NE(from_env->push.acked_log, nullptr);
   EXPECT_EQ(from_env->push.acked_log->path(), dir + "/acked.log");
   EXPECT_TRUE(std::filesystem::exists(dir + "/acked.log"));
+
+  // --version-stats the same way: refused at start-up, naming the option and the path.
+  auto stats = resolved({"--replica", "r", "--version-stats", dir + "/missing/v.jsonl"});
+  ASSERT_FALSE(stats.ok());
+  EXPECT_NE(stats.error().find("--version-stats: cannot open " + dir + "/missing/v.jsonl"),
+            std::string::npos)
+      << stats.error();
+  auto good = resolved({"--replica", "r", "--version-stats", dir + "/v.jsonl"});
+  ASSERT_TRUE(good.ok()) << good.error();
+  EXPECT_EQ(good->version_stats, dir + "/v.jsonl");
   std::filesystem::remove_all(dir);
 }
 

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,6 +36,7 @@
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/replay/redis_server.h"
 #include "chessrl/rpc/clients.h"
+#include "chessrl/selfplay/version_stats.h"
 #include "chessrl/v1/game.pb.h"
 #include "child_process.h"
 #include "replay_server.h"
@@ -198,6 +200,8 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
                "5",
                "--progress-interval",
                "5",
+               "--version-stats",
+               dir_ + "/versions.jsonl",
                "--metrics-listen",
                "127.0.0.1:" + std::to_string(metrics_port)},
               dir_, "selfplay");
@@ -254,6 +258,9 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
       << metrics2;
   EXPECT_NE(child.err().find("finished the games in progress in"), std::string::npos)
       << child.err();
+  EXPECT_GT(metric(metrics2, "chessrl_selfplay_game_plies_count"), 4.0) << metrics2;
+  EXPECT_GT(metric(metrics2, "chessrl_selfplay_policy_entropy"), 0.0) << metrics2;
+  EXPECT_GT(metric(metrics2, "chessrl_selfplay_value_mse"), 0.0) << metrics2;
 
   // Version 3 is not a checkpoint: skipped, play goes on with version 2.
   publish_blob(port, 3, "not a checkpoint");
@@ -302,6 +309,29 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
   EXPECT_NE(err.find(" 0 could not be pushed"), std::string::npos) << err;
   EXPECT_EQ(games_.games_of(0), 0u);
   EXPECT_EQ(games_.games_of(-1), 0u);
+  {
+    // --version-stats: a line for version 1 at the switch, then version 2's
+    // at the end; together they count every game played (the log says which).
+    std::ifstream in(dir_ + "/versions.jsonl");
+    std::vector<selfplay::GameStats> lines;
+    for (std::string line; std::getline(in, line);) {
+      auto stats = selfplay::parse_game_stats(line);
+      ASSERT_TRUE(stats) << stats.error() << ": " << line;
+      lines.push_back(*stats);
+    }
+    ASSERT_GE(lines.size(), 2u);
+    EXPECT_EQ(lines.front().version, 1u);
+    EXPECT_EQ(lines.back().version, 2u);
+    std::uint64_t games = 0;
+    for (const auto& stats : lines) {
+      EXPECT_GT(stats.games, 0u);
+      EXPECT_GT(stats.positions, 0u);
+      EXPECT_GT(stats.mean_plies(), 0.0);
+      games += stats.games;
+    }
+    EXPECT_EQ(games, games_.games());
+    EXPECT_NE(err.find("games with model v1: "), std::string::npos) << err;
+  }
   // Every line names the replica.
   std::istringstream lines(err);
   for (std::string line; std::getline(lines, line);) {

@@ -141,6 +141,7 @@ class LocalRun {
   std::vector<std::unique_ptr<Child>> children_;
   std::vector<std::pair<std::string, int>> metrics_ports_;  // child name -> port
   bool prometheus_started_ = false;
+  std::int64_t started_ms_ = 0;  // unix ms when training in this directory began
 };
 
 // run/prometheus/prometheus.yml: every child a target, labelled as the chart's
@@ -185,9 +186,19 @@ void LocalRun::start_prometheus() {
 
 void LocalRun::make_dirs() {
   root_ = fs::absolute(o_.dir);
-  for (const char* sub : {"logs", "redis", "checkpoints", "evaluator", "prometheus"})
+  for (const char* sub : {"logs", "redis", "checkpoints", "evaluator", "prometheus", "stats"})
     fs::create_directories(root_ / sub);
   fs::remove(root_ / "local.json");  // the last run's ports and pids; written anew once started
+  // When training in this directory began: the first run's start, kept across
+  // resumed runs, so `chessrl curve` measures training time from it.
+  const fs::path first = root_ / "stats" / "started_ms";
+  std::ifstream in(first);
+  if (!(in >> started_ms_) || started_ms_ <= 0) {
+    started_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    std::ofstream(first) << started_ms_ << "\n";
+  }
 }
 
 void LocalRun::plan_ports() {
@@ -207,6 +218,7 @@ void LocalRun::write_state() const {
   state["dir"] = root_.string();
   state["replay"] = listen(ports_.replay);
   state["redis_port"] = ports_.redis;
+  state["started_ms"] = started_ms_;
   if (prometheus_started_) state["prometheus"] = "http://127.0.0.1:" + std::to_string(ports_.prometheus);
   nlohmann::json children = nlohmann::json::array();
   for (const auto& c : children_) {
@@ -355,7 +367,8 @@ int LocalRun::run(const StopSignals& stop) {
                   std::to_string(o_.reduced_visits), "--full-fraction",
                   std::to_string(o_.full_fraction), "--concurrent", std::to_string(o_.concurrent),
                   "--max-plies", std::to_string(o_.max_plies), "--threads", "1", "--workers", "1",
-                  "--nn-threads", "1"}, o_.selfplay_args))
+                  "--nn-threads", "1", "--version-stats",
+                  (root_ / "stats" / (name + ".jsonl")).string()}, o_.selfplay_args))
         .value_or_throw();
     metrics_ports_.push_back({name, ports_.selfplay_metrics[std::size_t(i)]});
   }

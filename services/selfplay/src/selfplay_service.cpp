@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -15,6 +17,7 @@
 #include "chessrl/metrics/gpu_sampler.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/selfplay/game_runner.h"
+#include "chessrl/selfplay/version_stats.h"
 #include "game_conversion.h"
 #include "game_pusher.h"
 #include "model_follower.h"
@@ -74,6 +77,51 @@ struct Totals {
   std::atomic<std::uint64_t> games{0}, positions{0}, evals{0}, batches{0};
   std::atomic<std::uint64_t> decisive{0};  // games won by either side
   std::atomic<std::uint64_t> model_version{0};
+};
+
+// The games of the model version playing, as selfplay::GameStats: in the
+// gauges as games finish; logged, and appended to --version-stats as one JSON
+// line, when the version's games are over (a switch, or the end).
+class VersionStatsKeeper {
+ public:
+  VersionStatsKeeper(const SelfplayService& service, SelfplayMetrics& metrics, std::string path)
+      : service_(service), metrics_(metrics), path_(std::move(path)) {}
+
+  void start(std::uint64_t version) {
+    std::lock_guard lock(mutex_);
+    stats_ = selfplay::GameStats{};
+    stats_.version = version;
+  }
+  void add(const selfplay::GameRecord& record) {
+    std::lock_guard lock(mutex_);
+    if (auto added = stats_.add(record); !added) {
+      service_.log("version statistics: " + added.error());
+      return;
+    }
+    metrics_.policy_entropy.set(stats_.policy_entropy());
+    metrics_.value_mse.set(stats_.value_mse());
+  }
+  void finish() {
+    std::lock_guard lock(mutex_);
+    if (stats_.games == 0) return;
+    service_.log("games with model " + selfplay::describe(stats_));
+    if (!path_.empty()) {
+      std::ofstream out(path_, std::ios::app);
+      out << selfplay::to_json(stats_) << '\n';
+      out.flush();
+      if (!out) service_.log("--version-stats: cannot append to " + path_);
+    }
+    const std::uint64_t version = stats_.version;
+    stats_ = selfplay::GameStats{};
+    stats_.version = version;
+  }
+
+ private:
+  const SelfplayService& service_;
+  SelfplayMetrics& metrics_;
+  std::string path_;
+  std::mutex mutex_;
+  selfplay::GameStats stats_;
 };
 
 // A progress line every `interval` with the rates over it.
@@ -152,6 +200,14 @@ SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
       busy_seconds(r.counter("chessrl_selfplay_search_busy_seconds_total",
                              "Seconds search threads spent searching rather than waiting for the "
                              "network (summed over threads)")),
+      game_plies(r.histogram("chessrl_selfplay_game_plies", "Plies per finished self-play game",
+                             metrics::exponential_buckets(8, 2, 8))),
+      policy_entropy(r.gauge("chessrl_selfplay_policy_entropy",
+                             "Mean entropy (nats) of the recorded policy targets in the games of "
+                             "the model version playing")),
+      value_mse(r.gauge("chessrl_selfplay_value_mse",
+                        "Mean squared error of the search's root value against the game result "
+                        "(side to move), in the games of the model version playing")),
       registry_(r) {
   const char* help = "Self-play games finished, by result (draws include the move limit)";
   results_[0] = &r.counter("chessrl_selfplay_game_results_total", help, {{"result", "white"}});
@@ -167,11 +223,9 @@ SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
 
 metrics::Counter& SelfplayMetrics::termination(chess::Termination reason) {
   // "threefold repetition" -> "threefold_repetition": a label value without spaces.
-  std::string label = chess::termination_name(reason);
-  for (char& c : label)
-    if (c == ' ' || c == '-') c = '_';
   return registry_.counter("chessrl_selfplay_game_terminations_total",
-                           "Self-play games finished, by how they ended", {{"reason", label}});
+                           "Self-play games finished, by how they ended",
+                           {{"reason", selfplay::termination_label(reason)}});
 }
 
 metrics::Counter& SelfplayMetrics::result(chess::Outcome outcome) {
@@ -272,6 +326,7 @@ int SelfplayService::run() {
       (s.push.acked_log ? ", answered games appended to " + s.push.acked_log->path() : ""));
 
   int code = 0;
+  VersionStatsKeeper version_stats(*this, metrics, s.version_stats);
   {
     ProgressLogger progress(*this, totals, pusher, std::chrono::seconds(s.progress_interval_s));
     for (std::uint64_t generation = 0;; ++generation) {
@@ -285,8 +340,11 @@ int SelfplayService::run() {
       options.on_round = [&metrics](double busy, double) { metrics.busy_seconds.inc(busy); };
       selfplay::GameRunner runner(evaluator, options);
       const std::uint64_t version = model->version;
+      version_stats.start(version);
       auto on_game = [&, version](selfplay::GameRecord&& record) {
         metrics.games.inc();
+        metrics.game_plies.observe(static_cast<double>(record.moves.size()));
+        version_stats.add(record);
         metrics.positions.inc(static_cast<double>(record.moves.size()));
         metrics.result(record.result.outcome).inc();
         metrics.termination(record.result.reason).inc();
@@ -297,6 +355,7 @@ int SelfplayService::run() {
       };
       try {
         runner.run(on_game, &stop_, follower ? &follower->ready() : nullptr);
+        version_stats.finish();
       } catch (const std::exception& e) {
         {
           std::lock_guard lock(failure_mutex);

@@ -32,6 +32,9 @@ struct SelfplayMetrics {
   metrics::Counter& cache_hits;   // ... answered from the position cache
   metrics::Gauge& search_threads;
   metrics::Counter& busy_seconds;  // runner threads searching, not waiting for the network
+  metrics::Histogram& game_plies;
+  metrics::Gauge& policy_entropy;  // the playing version's games so far
+  metrics::Gauge& value_mse;
   metrics::Counter& result(chess::Outcome outcome);
   metrics::Counter& termination(chess::Termination reason);
 

@@ -1,6 +1,9 @@
 #include "selfplay_settings.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <utility>
 
 #include "chessrl/selfplay/game_options.h"
@@ -89,6 +92,10 @@ void add_options(CLI::App& app, Settings& s) {
                  "append one line per game the replay service answered (`<id> "
                  "stored|duplicate|rejected <reason>`): an audit trail of acknowledged games; "
                  "empty: none");
+  app.add_option("--version-stats", s.version_stats,
+                 "append one JSON line per model version played (games, decisive share, how "
+                 "they ended, plies, policy entropy, value error), at each switch and at the "
+                 "end; `chessrl curve` reads it; empty: none");
   app.add_option("--progress-interval", s.progress_interval_s,
                  "seconds between progress lines (0: none)")
       ->check(CLI::Range(0, 86400))
@@ -147,6 +154,12 @@ Result<void> resolve(Settings& s, const CLI::App& app) {
   if (auto valid = s.push.validate(); !valid.ok()) return valid;
 
   // Last: nothing is created when another option is wrong.
+  if (!s.version_stats.empty()) {
+    std::ofstream probe(s.version_stats, std::ios::app);
+    if (!probe)
+      return fail("--version-stats: cannot open " + s.version_stats + " for appending: " +
+                  std::strerror(errno));
+  }
   if (!s.acked_log.empty()) {
     auto acked_log = AckedLog::open(s.acked_log);
     if (!acked_log.ok()) return fail(acked_log.error());

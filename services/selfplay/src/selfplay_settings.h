@@ -48,6 +48,9 @@ struct Settings {
   GamePusherOptions push;  // its acked_log is opened by resolve()
   int push_interval_ms = 1000;
   std::string acked_log;  // empty: none
+  // Appends one JSON line of selfplay::GameStats per model version played
+  // (at each switch and at the end); empty: none.
+  std::string version_stats;
   int flush_timeout_s = 10;
   int progress_interval_s = 30;
 
