@@ -368,5 +368,21 @@ TEST(RulesRandomGames, VerdictAgreesWithThePosition) {
   EXPECT_GT(seen[Termination::kFiftyMoveRule] + seen[Termination::kThreefoldRepetition], 0);
 }
 
+TEST(RulesMaterial, BalanceAndMoveLimitAdjudication) {
+  // White: K Q R P P; Black: K N B P -> (9 + 5 + 2) - (3 + 3 + 1) = 9.
+  const auto ahead = Position::from_fen("4k3/3nb1p1/8/8/8/8/PP6/QR2K3 w - - 0 1").value();
+  EXPECT_EQ(material_balance(ahead), 9);
+  EXPECT_EQ(material_balance(Position::from_fen(kStartFen).value()), 0);
+  EXPECT_EQ(move_limit_result(ahead, 9),
+            (GameResult{Outcome::kWhiteWins, Termination::kAdjudication}));
+  EXPECT_EQ(move_limit_result(ahead, 10), (GameResult{Outcome::kDraw, Termination::kMoveLimit}));
+  EXPECT_EQ(move_limit_result(ahead, 0), (GameResult{Outcome::kDraw, Termination::kMoveLimit}));
+  // Colours swapped: Black is 9 ahead.
+  const auto behind = Position::from_fen("qr2k3/pp6/8/8/8/8/3NB1P1/4K3 b - - 0 1").value();
+  EXPECT_EQ(material_balance(behind), -9);
+  EXPECT_EQ(move_limit_result(behind, 3),
+            (GameResult{Outcome::kBlackWins, Termination::kAdjudication}));
+}
+
 }  // namespace
 }  // namespace chessrl::chess

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -83,6 +84,37 @@ TEST(Match, ValidatesOptions) {
   o = {};
   o.max_plies = 0;
   EXPECT_NE(o.validate().error().find("max_plies"), std::string::npos);
+  o = {};
+  o.adjudicate_material = -1;
+  EXPECT_NE(o.validate().error().find("adjudicate_material"), std::string::npos);
+}
+
+TEST(Match, AdjudicatesByMaterialAtTheMoveLimit) {
+  // Greedy takes what random leaves: after 16 plies it is usually ahead.
+  MatchOptions o;
+  o.pairs = 6;
+  o.max_plies = 16;
+  o.adjudicate_material = 2;
+  auto r = play_match(factory("greedy", 1), factory("random", 2), o);
+  ASSERT_TRUE(r.ok()) << r.error();
+  int adjudicated = 0;
+  for (const MatchGame& g : r->games) {
+    auto pos = chess::Position::from_fen(g.pgn.start_fen).value();
+    for (const chess::Move m : g.pgn.moves) pos.make_move(m);
+    const int balance = chess::material_balance(pos);
+    if (g.result.reason == chess::Termination::kMoveLimit) {
+      EXPECT_LT(std::abs(balance), 2) << g.pgn.start_fen;
+      EXPECT_EQ(g.result.outcome, chess::Outcome::kDraw);
+    }
+    if (g.result.reason != chess::Termination::kAdjudication) continue;
+    ++adjudicated;
+    EXPECT_EQ(int(g.pgn.moves.size()), 16);
+    EXPECT_GE(std::abs(balance), 2);
+    EXPECT_EQ(g.result.outcome,
+              balance > 0 ? chess::Outcome::kWhiteWins : chess::Outcome::kBlackWins);
+  }
+  EXPECT_GT(adjudicated, 6) << "greedy should be ahead in most games after 16 plies";
+  EXPECT_GT(r->score.score(), 0.7);
 }
 
 TEST(Match, GreedyBeatsRandom) {

@@ -190,11 +190,11 @@ TEST(GameRunner, ReportsSearchAndWaitTimePerRound) {
 }
 
 TEST(GameRunner, MaterialBalanceCountsPawnsKnightsBishopsRooksQueens) {
-  EXPECT_EQ(material_balance(chess::Position::from_fen(chess::kStartFen).value()), 0);
+  EXPECT_EQ(chess::material_balance(chess::Position::from_fen(chess::kStartFen).value()), 0);
   // White: K Q R P P; black: K N B P -> (9 + 5 + 2) - (3 + 3 + 1) = 9.
   auto pos = chess::Position::from_fen("4k3/3nb1p1/8/8/8/8/PP6/QR2K3 w - - 0 1");
   ASSERT_TRUE(pos.ok()) << pos.error();
-  EXPECT_EQ(material_balance(*pos), 9);
+  EXPECT_EQ(chess::material_balance(*pos), 9);
 }
 
 TEST(GameRunner, AdjudicatesByMaterialAtTheMoveLimit) {
@@ -206,7 +206,7 @@ TEST(GameRunner, AdjudicatesByMaterialAtTheMoveLimit) {
   for (const auto& [index, game] : run.games) {
     chess::Position pos = chess::Position::from_fen(chess::kStartFen).value();
     for (const chess::Move m : game.moves) pos.make_move(m);
-    const int balance = material_balance(pos);
+    const int balance = chess::material_balance(pos);
     // At the limit: a draw only with equal material.
     if (game.result.reason == Termination::kMoveLimit) {
       EXPECT_EQ(balance, 0) << index;

@@ -1,5 +1,7 @@
 #include "chessrl/chess/rules.h"
 
+#include <utility>
+
 #include "chessrl/chess/movegen.h"
 
 namespace chessrl::chess {
@@ -70,6 +72,22 @@ const char* termination_name(Termination t) {
       return "move limit";
   }
   return "unknown";
+}
+
+int material_balance(const Position& pos) {
+  static constexpr std::pair<PieceType, int> kValues[] = {
+      {kPawn, 1}, {kKnight, 3}, {kBishop, 3}, {kRook, 5}, {kQueen, 9}};
+  int balance = 0;
+  for (const auto& [type, value] : kValues)
+    balance += value * (popcount(pos.pieces(kWhite, type)) - popcount(pos.pieces(kBlack, type)));
+  return balance;
+}
+
+GameResult move_limit_result(const Position& pos, int threshold) {
+  const int balance = material_balance(pos);
+  if (threshold > 0 && (balance >= threshold || -balance >= threshold))
+    return {balance > 0 ? Outcome::kWhiteWins : Outcome::kBlackWins, Termination::kAdjudication};
+  return {Outcome::kDraw, Termination::kMoveLimit};
 }
 
 }  // namespace chessrl::chess

@@ -68,7 +68,7 @@ std::optional<MatchGame> play_game(Player& first, Player& second, int pair, bool
     game.result = chess::game_result(state.position);
     if (game.result.is_over()) break;
     if (int(state.moves.size()) >= options.max_plies) {
-      game.result = {Outcome::kDraw, Termination::kMoveLimit};
+      game.result = chess::move_limit_result(state.position, options.adjudicate_material);
       break;
     }
     const Color side = state.position.side_to_move();
@@ -177,6 +177,8 @@ Result<void> MatchOptions::validate() const {
   if (pairs < 1 || pairs > 1000000) return fail("match pairs must be in [1, 1000000]");
   if (threads < 1 || threads > 1024) return fail("match threads must be in [1, 1024]");
   if (max_plies < 1 || max_plies > 100000) return fail("match max_plies must be in [1, 100000]");
+  if (adjudicate_material < 0 || adjudicate_material > 100)
+    return fail("match adjudicate_material must be in [0, 100]");
   return {};
 }
 

@@ -15,17 +15,6 @@ namespace chessrl::selfplay {
 using chess::Outcome;
 using chess::Termination;
 
-int material_balance(const chess::Position& pos) {
-  static constexpr std::pair<chess::PieceType, int> kValues[] = {
-      {chess::kPawn, 1}, {chess::kKnight, 3}, {chess::kBishop, 3}, {chess::kRook, 5},
-      {chess::kQueen, 9}};
-  int balance = 0;
-  for (const auto& [type, value] : kValues)
-    balance += value * (chess::popcount(pos.pieces(chess::kWhite, type)) -
-                        chess::popcount(pos.pieces(chess::kBlack, type)));
-  return balance;
-}
-
 Result<void> SelfPlayConfig::validate() const {
   if (auto r = search.validate(); !r) return r;
   if (auto r = playouts.validate(); !r) return r;
@@ -179,13 +168,7 @@ bool GameRunner::finish_move(Slot& slot) {
     return true;
   }
   if (int(record.moves.size()) >= config.max_plies) {
-    const int balance = material_balance(search.position());
-    if (config.adjudicate_material > 0 && std::abs(balance) >= config.adjudicate_material) {
-      record.result = {balance > 0 ? Outcome::kWhiteWins : Outcome::kBlackWins,
-                       Termination::kAdjudication};
-    } else {
-      record.result = {Outcome::kDraw, Termination::kMoveLimit};
-    }
+    record.result = chess::move_limit_result(search.position(), config.adjudicate_material);
     return true;
   }
   start_move(slot);

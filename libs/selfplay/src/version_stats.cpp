@@ -75,10 +75,9 @@ Result<GameStats> parse_game_stats(std::string_view text) {
   const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return fail("not a JSON object");
   GameStats s;
-  for (const auto& [key, field] :
-       {std::pair{"version", &s.version}, std::pair{"games", &s.games},
-        std::pair{"decisive", &s.decisive}, std::pair{"plies", &s.plies},
-        std::pair{"positions", &s.positions}}) {
+  for (const auto& [key, field] : {std::pair{"version", &s.version}, std::pair{"games", &s.games},
+                                   std::pair{"decisive", &s.decisive}, std::pair{"plies", &s.plies},
+                                   std::pair{"positions", &s.positions}}) {
     if (!j.contains(key) || !j[key].is_number_unsigned())
       return fail(std::string("'") + key + "' is missing or not a count");
     *field = j[key].get<std::uint64_t>();
@@ -93,8 +92,7 @@ Result<GameStats> parse_game_stats(std::string_view text) {
   if (!j.contains("terminations") || !j["terminations"].is_object())
     return fail("'terminations' is missing or not an object");
   for (const auto& [label, count] : j["terminations"].items()) {
-    if (!count.is_number_unsigned())
-      return fail("'terminations." + label + "' is not a count");
+    if (!count.is_number_unsigned()) return fail("'terminations." + label + "' is not a count");
     s.terminations[label] = count.get<std::uint64_t>();
   }
   return s;

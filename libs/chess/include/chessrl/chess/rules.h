@@ -49,6 +49,14 @@ GameResult game_result(const Position& pos);
 // bishops, all on squares of one colour. (K+N+N v K is not dead: mate is possible.)
 bool insufficient_material(const Position& pos);
 
+// White's material minus Black's in pawns (P 1, N 3, B 3, R 5, Q 9).
+int material_balance(const Position& pos);
+
+// How a game still going at a move limit ends: won by adjudication
+// (Termination::kAdjudication) by the side at least `threshold` pawns ahead in
+// material_balance when threshold > 0, else a draw (Termination::kMoveLimit).
+GameResult move_limit_result(const Position& pos, int threshold);
+
 // Lower-case English name: "checkmate", "fifty-move rule", ...; "none" for kNone.
 const char* termination_name(Termination t);
 

@@ -1,7 +1,8 @@
 // Matches between two players: pairs of games from the built-in openings,
 // each opening played once with each colour, on several threads at once.
 // Games end by the rules (chessrl::chess::game_result), at a move limit (a
-// draw, Termination::kMoveLimit), or by forfeit when a player fails to move,
+// draw, Termination::kMoveLimit, or with adjudicate_material a win on
+// material, Termination::kAdjudication), or by forfeit when a player fails to move,
 // fails new_game() or plays an illegal move (the other side wins; the result's
 // reason is Termination::kAdjudication, MatchGame::forfeit and the PGN's
 // Termination "forfeit" and Forfeit tags say why).
@@ -32,6 +33,9 @@ struct MatchOptions {
   int pairs = 8;           // games = 2 * pairs; pair i uses opening (seed + i) mod the set
   int threads = 2;         // games played at once (each thread makes its own players)
   int max_plies = 300;     // a game still going after this many plies is a draw
+  // ... unless a side is at least this many pawns ahead in material: it wins
+  // by adjudication (chess::move_limit_result); 0: always a draw.
+  int adjudicate_material = 0;
   std::uint64_t seed = 1;  // rotates which opening the first pair gets
   std::string event = "chessrl match";
   Result<void> validate() const;

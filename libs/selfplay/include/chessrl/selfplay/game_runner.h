@@ -32,15 +32,12 @@ struct SelfPlayConfig {
   mcts::ResignPolicy resign;
   int max_plies = 512;            // a game still going after this many plies is a draw (move limit)
   // At the move limit, a side at least this many pawns ahead in material
-  // (P 1, N 3, B 3, R 5, Q 9) wins by adjudication instead; 0: always a draw.
+  // (chess::material_balance) wins by adjudication instead; 0: always a draw.
   int adjudicate_material = 0;
   bool noise_on_reduced = false;  // root noise on reduced-visit searches too (KataGo: no)
   bool tree_reuse = true;
   Result<void> validate() const;
 };
-
-// White's material minus Black's in pawns (P 1, N 3, B 3, R 5, Q 9).
-int material_balance(const chess::Position& pos);
 
 struct GameRunnerOptions {
   SelfPlayConfig config;
