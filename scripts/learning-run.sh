@@ -4,7 +4,7 @@
 # settings (32 visits, 300 plies), 40 games each (20 pairs).
 #
 #   scripts/learning-run.sh DIR SECONDS [chessrl local options...]
-#   scripts/learning-run.sh /tmp/exp 1800 --selfplay-args '--adjudicate-material 3'
+#   scripts/learning-run.sh /tmp/exp 1800 --final-temperature 1.0
 #
 # Writes DIR/local.out (the run's status lines and how its games ended) and
 # DIR/matches.txt (one line per match: W / D / L, score, Elo and its interval).

@@ -338,6 +338,8 @@ void report_estimate(Report& r, double seconds) {
                        .reduced_visits = d::kReducedVisits,
                        .full_fraction = d::kFullFraction};
   o.config.max_plies = d::kMaxPlies;
+  o.config.adjudicate_material = d::kAdjudicateMaterial;
+  o.config.temperature.final = d::kFinalTemperature;
   o.validate().value_or_throw();
 
   std::fprintf(stderr, "estimate: self-play with make run's settings for %.0f s...\n", seconds);

@@ -57,6 +57,9 @@ struct LocalOptions {
   float full_fraction = d::kFullFraction;
   int concurrent = d::kConcurrentGames;
   int max_plies = d::kMaxPlies;
+  int adjudicate_material = d::kAdjudicateMaterial;
+  float final_temperature = d::kFinalTemperature;
+  double value_q_ratio = d::kValueQRatio;
   // Replay and training.
   std::uint64_t window = 50000;
   int batch_size = d::kBatchSize;
@@ -351,7 +354,8 @@ int LocalRun::run(const StopSignals& stop) {
             std::to_string(o_.lr), "--checkpoint-dir", (root_ / "checkpoints").string(),
             "--checkpoint-every", std::to_string(o_.checkpoint_every), "--publish-every",
             std::to_string(o_.publish_every), "--min-window", std::to_string(o_.min_window),
-            "--max-reuse", std::to_string(o_.max_reuse), "--threads", "1", "--log-every", "50"},
+            "--max-reuse", std::to_string(o_.max_reuse), "--value-q-ratio",
+            std::to_string(o_.value_q_ratio), "--threads", "1", "--log-every", "50"},
            o_.trainer_args),
            env)
         .value_or_throw();
@@ -366,7 +370,9 @@ int LocalRun::run(const StopSignals& stop) {
                   o_.net, "--visits", std::to_string(o_.visits), "--reduced-visits",
                   std::to_string(o_.reduced_visits), "--full-fraction",
                   std::to_string(o_.full_fraction), "--concurrent", std::to_string(o_.concurrent),
-                  "--max-plies", std::to_string(o_.max_plies), "--threads", "1", "--workers", "1",
+                  "--max-plies", std::to_string(o_.max_plies), "--adjudicate-material",
+                  std::to_string(o_.adjudicate_material), "--final-temperature",
+                  std::to_string(o_.final_temperature), "--threads", "1", "--workers", "1",
                   "--nn-threads", "1", "--version-stats",
                   (root_ / "stats" / (name + ".jsonl")).string()}, o_.selfplay_args))
         .value_or_throw();
@@ -380,7 +386,7 @@ int LocalRun::run(const StopSignals& stop) {
       std::to_string(o_.eval_visits), "--leaves", std::to_string(std::min(o_.eval_visits, 8)),
       "--pairs", std::to_string(o_.eval_pairs), "--anchor-pairs",
       std::to_string(o_.anchor_pairs), "--anchors", o_.anchors, "--max-plies",
-      std::to_string(o_.max_plies), "--threads", "1", "--nn-threads", "1"};
+      std::to_string(d::kEvalMaxPlies), "--threads", "1", "--nn-threads", "1"};
   for (const auto& e : o_.engines) {
     evaluator.push_back("--engine");
     evaluator.push_back(e);
@@ -484,8 +490,24 @@ void add_local_command(CLI::App& app) {
   cmd->add_option("--concurrent", o->concurrent, "Games at once per self-play process")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  cmd->add_option("--max-plies", o->max_plies, "Plies after which a game is a draw")
+  cmd->add_option("--max-plies", o->max_plies,
+                  "Plies after which a self-play game ends (a draw, or won on material)")
       ->check(CLI::Range(10, 2000))
+      ->capture_default_str();
+  cmd->add_option("--adjudicate-material", o->adjudicate_material,
+                  "At --max-plies, a side this many pawns ahead wins the self-play game (0: a "
+                  "draw)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd->add_option("--final-temperature", o->final_temperature,
+                  "Self-play move temperature after the first 30 plies (0: the most visited "
+                  "move)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--value-q-ratio", o->value_q_ratio,
+                  "Share of the search's root value in the trainer's value target (0: the game "
+                  "result alone)")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--window", o->window, "Replay window (positions)")->capture_default_str();
   cmd->add_option("--batch-size", o->batch_size, "Trainer batch (over all ranks)")
@@ -520,7 +542,7 @@ void add_local_command(CLI::App& app) {
                   "A UCI engine anchor, e.g. \"uci:stockfish;Skill Level=0;movetime=50\" "
                   "(repeatable)");
   cmd->add_option("--selfplay-args", o->selfplay_args,
-                  "More chessrl-selfplay options, e.g. \"--adjudicate-material 3\" (none that "
+                  "More chessrl-selfplay options, e.g. \"--temperature-plies 20\" (none that "
                   "chessrl local sets itself)");
   cmd->add_option("--trainer-args", o->trainer_args, "More chessrl-trainer options");
   cmd->add_option("--evaluator-args", o->evaluator_args, "More chessrl-evaluator options");

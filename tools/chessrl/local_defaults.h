@@ -11,8 +11,16 @@ inline constexpr int kReducedVisits = 16;            // visits of the other move
 inline constexpr float kFullFraction = 0.25f;        // share of full searches
 inline constexpr int kConcurrentGames = 32;          // games per self-play process
 inline constexpr int kLeavesPerSearch = 4;
-inline constexpr int kMaxPlies = 300;
+// Learning settings measured in docs/learning.md (runs 1-5): games cut at 200
+// plies and won there by the side 3 pawns ahead, moves sampled at temperature
+// 0.5 after the first 30 plies (so self-play does not shuffle into
+// repetitions), and value targets 30% the search's root value, 70% the result.
+inline constexpr int kMaxPlies = 200;
+inline constexpr int kAdjudicateMaterial = 3;
+inline constexpr float kFinalTemperature = 0.5f;
+inline constexpr double kValueQRatio = 0.3;
 inline constexpr int kEvalVisits = 32;               // evaluator: visits per move
+inline constexpr int kEvalMaxPlies = 300;            // evaluator: a match game's move limit (a draw)
 inline constexpr int kBatchSize = 256;               // trainer batch
 inline constexpr int kPublishEvery = 200;            // trainer steps between model versions
 
