@@ -12,6 +12,8 @@ void add_uci_command(CLI::App& app);
 void add_selfplay_command(CLI::App& app);
 // `match`: two players (networks, anchors, UCI engines) over paired openings.
 void add_match_command(CLI::App& app);
+// `curve`: a run's saved versions against anchors; a table and a plot of Elo.
+void add_curve_command(CLI::App& app);
 // `doctor`: what this machine can do, and a games/hour estimate.
 void add_doctor_command(CLI::App& app);
 // `local`: the whole loop as child processes (built with CHESSRL_SERVICES only).

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   chessrl::tool::add_uci_command(app);
   chessrl::tool::add_selfplay_command(app);
   chessrl::tool::add_match_command(app);
+  chessrl::tool::add_curve_command(app);
   chessrl::tool::add_doctor_command(app);
 #ifdef CHESSRL_HAVE_SERVICES
   chessrl::tool::add_local_command(app);

@@ -1,27 +1,23 @@
 // chessrl match: two players over paired openings (libs/eval), with live
 // progress on stderr and a result line (score, Elo with its 95% interval) on
 // stdout. A player is an anchor spec (random, greedy, uci:...), a checkpoint
-// searched with MCTS (model:PATH), or MCTS on the uniform fake network.
+// searched with MCTS (model:PATH), or MCTS on the uniform fake network
+// (match_players.h, shared with `chessrl curve`).
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
-#include <map>
-#include <memory>
-#include <mutex>
+#include <string>
 
 #include "bench_util.h"
 #include "chessrl/core/error.h"
 #include "chessrl/eval/match.h"
-#include "chessrl/eval/uci_engine.h"
 #include "chessrl/mcts/random.h"
-#include "chessrl/nn/batch_evaluator.h"
-#include "chessrl/nn/checkpoint.h"
-#include "chessrl/nn/torch_backend.h"
 #include "commands.h"
+#include "match_players.h"
 
 namespace chessrl::tool {
 namespace {
@@ -34,72 +30,6 @@ struct MatchCommandOptions {
   std::string pgn;
 };
 
-// Networks the players search with: one BatchEvaluator per model (or for the
-// uniform fake network), shared by every player and thread that uses it.
-class Networks {
- public:
-  Networks(int threads, int leaves, std::string device)
-      : threads_(threads), leaves_(leaves), device_(std::move(device)) {}
-
-  nn::BatchEvaluator& get(const std::string& key, const std::string& option) {
-    auto& slot = evaluators_[key];
-    if (!slot)
-      slot = std::make_unique<nn::BatchEvaluator>(make_backend(key, option), evaluator_options());
-    return *slot;
-  }
-
- private:
-  std::shared_ptr<nn::InferenceBackend> make_backend(const std::string& key,
-                                                     const std::string& option) const {
-    if (key == "uniform") return std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kUniform);
-    const std::string path = key.substr(6);  // after "model:"
-    auto checkpoint = nn::load_checkpoint_file(path);
-    if (!checkpoint) throw Error(option + " " + key + ": " + checkpoint.error());
-    nn::TorchBackendOptions o;
-    o.device = device_;
-    auto backend = nn::make_torch_backend(*checkpoint, o);
-    if (!backend) throw Error(option + " " + key + ": " + backend.error());
-    return std::shared_ptr<nn::InferenceBackend>(std::move(backend).value());
-  }
-  nn::BatchEvaluatorOptions evaluator_options() const {
-    nn::BatchEvaluatorOptions o;
-    // Each match thread searches one move at a time: its leaves are a round.
-    o.max_batch = std::max(1, threads_ * leaves_);
-    o.batch_timeout = std::chrono::microseconds(1000);
-    return o;
-  }
-
-  int threads_, leaves_;
-  std::string device_;
-  std::map<std::string, std::unique_ptr<nn::BatchEvaluator>> evaluators_;
-};
-
-// A factory for one side's spec; `option` (--first/--second) names it in errors.
-eval::PlayerFactory make_side(const std::string& spec, const std::string& option,
-                              std::uint64_t seed, const MatchCommandOptions& o,
-                              Networks& networks) {
-  if (spec == "uniform" || spec.rfind("model:", 0) == 0) {
-    if (spec == "model:") throw Error(option + " model:: no checkpoint path after 'model:'");
-    nn::BatchEvaluator& evaluator = networks.get(spec, option);
-    const std::string name =
-        spec == "uniform" ? "uniform" : std::filesystem::path(spec.substr(6)).stem().string();
-    auto made = std::make_shared<std::atomic<std::uint64_t>>(0);
-    eval::MctsPlayerOptions mo;
-    mo.visits = o.visits;
-    mo.random_plies = 2;
-    return [&evaluator, mo, name, seed, made]() -> Result<std::unique_ptr<eval::Player>> {
-      eval::MctsPlayerOptions mine = mo;
-      mine.seed = mcts::mix64(seed ^ mcts::mix64((*made)++));
-      return eval::make_mcts_player(evaluator, mine, name);
-    };
-  }
-  auto factory = eval::parse_anchor(spec, seed);
-  if (factory) return std::move(factory).value();
-  if (spec.rfind("uci:", 0) == 0) throw Error(option + ": " + factory.error());
-  throw Error(option + " '" + spec +
-              "': expected random, greedy, uniform, model:PATH or uci:PROGRAM[;KEY=VALUE]...");
-}
-
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_match_interrupt(int) { g_interrupted = true; }
 
@@ -107,9 +37,9 @@ void run_match(const MatchCommandOptions& o) {
   if (auto valid = o.match.validate(); !valid) throw Error(valid.error());
   Networks networks(std::min(o.match.threads, 2 * o.match.pairs), 8, o.device);
   const eval::PlayerFactory first =
-      make_side(o.first, "--first", mcts::mix64(o.match.seed ^ 1), o, networks);
+      make_side(o.first, "--first", mcts::mix64(o.match.seed ^ 1), o.visits, networks);
   const eval::PlayerFactory second =
-      make_side(o.second, "--second", mcts::mix64(o.match.seed ^ 2), o, networks);
+      make_side(o.second, "--second", mcts::mix64(o.match.seed ^ 2), o.visits, networks);
   if (!o.pgn.empty()) {
     std::ofstream probe(o.pgn, std::ios::app);
     if (!probe) throw Error("--pgn: cannot open " + o.pgn + " for appending");
