@@ -88,14 +88,19 @@ TEST_F(CurveE2e, PlaysEveryVersionOnceThenReusesTheTable) {
   ToolRun first = run_tool(dir_, args);
   ASSERT_EQ(first.status, 0) << first.err;
   const std::string tsv = read_all(run + "/curve/curve.tsv");
-  EXPECT_EQ(count(tsv, "\n"), 1 + 2 * 2) << "a header, then 2 versions x 2 anchors:\n" << tsv;
+  EXPECT_EQ(count(tsv, "\n"), 1 + 2 * 3 - 1)
+      << "a header, then 2 versions x 3 anchors, less v1 against itself:\n"
+      << tsv;
+  EXPECT_EQ(count(tsv, "\tv1\t1\t2\t300\t2\t"), 1) << "v2 against the first version\n" << tsv;
+  EXPECT_NE(first.err.find("v1 (step 100, 0.0 min) vs v1: itself, not played"), std::string::npos)
+      << first.err;
   EXPECT_EQ(count(tsv, "\trandom\t1\t2\t300\t2\t"), 2) << tsv;
   EXPECT_EQ(count(tsv, "\tgreedy\t1\t2\t300\t2\t"), 2) << tsv;
   EXPECT_NE(tsv.find("\n2\t200\t1.50\t"), std::string::npos) << "v2: step 200, 1.5 min\n" << tsv;
   EXPECT_NE(first.err.find("note: no started_ms in " + run + "/local.json or"), std::string::npos)
       << first.err;
   EXPECT_NE(first.err.find("v2 (step 200, 1.5 min) vs greedy: +"), std::string::npos) << first.err;
-  EXPECT_NE(first.err.find("(4/4, "), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("(6/6, "), std::string::npos) << first.err;
   EXPECT_EQ(count(first.err, ": reused: "), 0) << first.err;
   EXPECT_NE(first.out.find("version"), std::string::npos) << "the table on stdout";
   EXPECT_NE(first.out.find("wrote " + run + "/curve/curve.png"), std::string::npos) << first.out;
@@ -108,8 +113,8 @@ TEST_F(CurveE2e, PlaysEveryVersionOnceThenReusesTheTable) {
 
   ToolRun second = run_tool(dir_, args);
   ASSERT_EQ(second.status, 0) << second.err;
-  EXPECT_EQ(count(second.err, ": reused: "), 4) << second.err;
-  EXPECT_NE(second.err.find("0 matches played, 4 reused"), std::string::npos) << second.err;
+  EXPECT_EQ(count(second.err, ": reused: "), 5) << second.err;
+  EXPECT_NE(second.err.find("0 matches played, 5 reused"), std::string::npos) << second.err;
   EXPECT_LT(second.seconds, 10.0) << "a rerun loads no network and plays no game";
   EXPECT_EQ(read_all(run + "/curve/curve.tsv"), tsv) << "the table is unchanged";
 
@@ -126,13 +131,13 @@ TEST_F(CurveE2e, PlaysEveryVersionOnceThenReusesTheTable) {
   // A different --max-plies is a different point: played again, the old rows kept.
   ToolRun third = run_tool(dir_, args + " --max-plies 40 --every 5 --no-plot");
   ASSERT_EQ(third.status, 0) << third.err;
-  EXPECT_EQ(count(read_all(run + "/curve/curve.tsv"), "\n"), 1 + 4 + 4);
+  EXPECT_EQ(count(read_all(run + "/curve/curve.tsv"), "\n"), 1 + 5 + 5);
 
   // A damaged table is named, not overwritten.
   { std::ofstream(run + "/curve/curve.tsv", std::ios::app) << "garbage\n"; }
   ToolRun damaged = run_tool(dir_, args);
   EXPECT_NE(damaged.status, 0);
-  EXPECT_NE(damaged.err.find(run + "/curve/curve.tsv:10: expected 15 tab-separated fields"),
+  EXPECT_NE(damaged.err.find(run + "/curve/curve.tsv:12: expected 15 tab-separated fields"),
             std::string::npos)
       << damaged.err;
 }

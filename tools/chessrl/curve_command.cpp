@@ -40,7 +40,7 @@ namespace fs = std::filesystem;
 
 struct CurveCommandOptions {
   std::string dir;
-  std::string anchors = "random,greedy";
+  std::string anchors = "random,greedy,first";
   std::string stockfish = "auto";
   int pairs = 10;
   // The evaluator's visits and move limit, so the curve matches what it reports.
@@ -58,9 +58,14 @@ struct Anchor {
   std::string spec, label;
 };
 
+// "first" in --anchors: the run's first saved version, searched like every
+// other version. Its rows are labelled by that version ("v1"), so a cache
+// written when another version was first is not taken for it.
+constexpr const char* kFirst = "first";
+
 // --anchors, then the Stockfish anchor --stockfish asks for; every spec parsed
 // (so a typo fails before any game) and every label distinct.
-std::vector<Anchor> anchor_list(const CurveCommandOptions& o) {
+std::vector<Anchor> anchor_list(const CurveCommandOptions& o, const curve::SavedVersion& first) {
   std::vector<std::pair<std::string, std::string>> specs;  // the spec, the option it came from
   std::size_t start = 0;
   while (start <= o.anchors.size()) {
@@ -82,9 +87,14 @@ std::vector<Anchor> anchor_list(const CurveCommandOptions& o) {
   }
   std::vector<Anchor> anchors;
   for (const auto& [spec, option] : specs) {
-    if (auto parsed = eval::parse_anchor(spec, 1); !parsed)
-      throw Error(option + ": " + parsed.error());
-    const std::string label = eval::anchor_label(spec);
+    std::string label;
+    if (spec == kFirst) {
+      label = "v" + std::to_string(first.version);
+    } else {
+      if (auto parsed = eval::parse_anchor(spec, 1); !parsed)
+        throw Error(option + ": " + parsed.error());
+      label = eval::anchor_label(spec);
+    }
     const auto same = std::find_if(anchors.begin(), anchors.end(),
                                    [&](const Anchor& a) { return a.label == label; });
     if (same == anchors.end()) {
@@ -140,7 +150,7 @@ void run_curve(const CurveCommandOptions& o) {
   auto listed = curve::list_versions(models_dir);
   if (!listed) throw Error("--dir " + o.dir + ": " + listed.error());
   const std::vector<curve::SavedVersion>& versions = *listed;
-  const std::vector<Anchor> anchors = anchor_list(o);
+  const std::vector<Anchor> anchors = anchor_list(o, versions.front());
   const curve::TimeOrigin origin =
       curve::time_origin(curve::read_started_ms(o.dir), versions, o.dir);
   if (!origin.note.empty()) std::fprintf(stderr, "note: %s\n", origin.note.c_str());
@@ -176,7 +186,7 @@ void run_curve(const CurveCommandOptions& o) {
   std::signal(SIGTERM, on_curve_interrupt);
   const bool tty = ::isatty(STDERR_FILENO);
   std::vector<curve::CurveRow> shown;
-  int done = 0, played = 0;
+  int done = 0, played = 0, itself = 0;
   for (const curve::SavedVersion& v : selected) {
     const double minutes = curve::minutes_since(origin, v.created_ms);
     char who[128];
@@ -188,6 +198,12 @@ void run_curve(const CurveCommandOptions& o) {
     for (std::size_t a = 0; a < anchors.size(); ++a) {
       ++done;
       const curve::CurveKey key{v.version, anchors[a].label, o.pairs, o.visits, o.max_plies};
+      if (anchors[a].spec == kFirst && v.version == versions.front().version) {
+        std::fprintf(stderr, "%s vs %s: itself, not played  (%d/%d)\n", who,
+                     anchors[a].label.c_str(), done, total);
+        ++itself;
+        continue;
+      }
       if (auto it = rows.find(key); it != rows.end()) {
         // The step and the time axis come from the model file and the run's start, not the cache.
         it->second.step = v.step;
@@ -203,9 +219,13 @@ void run_curve(const CurveCommandOptions& o) {
         model = make_side("model:" + v.path, "model", mcts::mix64(o.seed ^ (v.version << 8)),
                           o.visits, *networks);
       }
-      auto anchor = eval::parse_anchor(
-          anchors[a].spec,
-          mcts::mix64(o.seed ^ (v.version << 8) ^ (static_cast<std::uint64_t>(a) + 1)));
+      const std::uint64_t anchor_seed =
+          mcts::mix64(o.seed ^ (v.version << 8) ^ (static_cast<std::uint64_t>(a) + 1));
+      auto anchor =
+          anchors[a].spec == kFirst
+              ? Result<eval::PlayerFactory>(make_side("model:" + versions.front().path, "first",
+                                                      anchor_seed, o.visits, *networks))
+              : eval::parse_anchor(anchors[a].spec, anchor_seed);
       if (!anchor) throw Error(anchor.error());
       const auto started = Clock::now();
       ProgressLine progress;
@@ -321,7 +341,7 @@ void run_curve(const CurveCommandOptions& o) {
   std::printf("%s\n", curve::format_table(shown).c_str());
   for (const std::string& path : written) std::printf("wrote %s\n", path.c_str());
   std::fflush(stdout);
-  std::fprintf(stderr, "curve: %d matches played, %d reused\n", played, total - played);
+  std::fprintf(stderr, "curve: %d matches played, %d reused\n", played, total - played - itself);
   if (!plot_note.empty()) std::fprintf(stderr, "%s\n", plot_note.c_str());
 }
 
@@ -335,7 +355,8 @@ void add_curve_command(CLI::App& app) {
       "(curve.tsv, reused by a rerun) and a plot of Elo against training steps and time");
   cmd->add_option("--dir", o->dir, "The run directory of `chessrl local --dir`")->required();
   cmd->add_option("--anchors", o->anchors,
-                  "Anchors, comma-separated: random, greedy or uci:PROGRAM[;KEY=VALUE]...")
+                  "Anchors, comma-separated: random, greedy, first (the run's first saved "
+                  "version, at the same visits) or uci:PROGRAM[;KEY=VALUE]...")
       ->capture_default_str();
   cmd->add_option("--stockfish", o->stockfish,
                   "auto: add Stockfish at Skill Level 0, depth 1 when a stockfish binary is "
