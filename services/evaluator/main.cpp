@@ -7,12 +7,17 @@
 //
 // With --once it evaluates the latest version (if not done yet), prints one
 // JSON line on stdout and exits 0. SIGTERM or SIGINT stops the match in
-// progress (nothing of it is written) and exits 0. Bad options exit 2, fatal
+// progress (nothing of it is written) and exits 0, within 20 s even when a
+// registry call is in flight (StopWatchdog). Bad options exit 2, fatal
 // errors 1; logs go to stderr.
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "chessrl/config/config.h"
 #include "chessrl/core/stop_signals.h"
@@ -25,7 +30,44 @@ namespace {
 
 namespace ev = chessrl::evaluator;
 
+// How long a stop may take. A match in progress stops within a move, but a
+// registry call in flight (a model download, or a connection to a replay
+// service that is itself going away) can block for its whole deadline and its
+// retries. Past this bound the process exits at once: what it has written is
+// complete (state files are renamed into place), and the match in progress is
+// dropped either way. Under the chart's 30 s grace period.
+constexpr auto kStopBound = std::chrono::seconds(20);
+
+// Exits the process if run() has not returned kStopBound after a stop request.
+class StopWatchdog {
+ public:
+  explicit StopWatchdog(const chessrl::StopSignals& signals)
+      : thread_([this, &signals] {
+          while (!signals.wait_for(std::chrono::milliseconds(200)))
+            if (done_.load()) return;
+          const auto until = std::chrono::steady_clock::now() + kStopBound;
+          while (std::chrono::steady_clock::now() < until) {
+            if (done_.load()) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
+          ev::log_to_stderr("still busy " + std::to_string(kStopBound.count()) +
+                            " s after the stop request (a registry call in flight): exiting "
+                            "now; nothing of a match in progress is written");
+          std::fflush(stderr);
+          std::_Exit(0);
+        }) {}
+  ~StopWatchdog() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 int run(ev::EvaluatorOptions options, chessrl::StopSignals& signals) {
+  const StopWatchdog watchdog(signals);
   chessrl::metrics::Registry registry;
   chessrl::metrics::add_build_info(registry);
   auto evaluator = ev::Evaluator::create(std::move(options), registry);

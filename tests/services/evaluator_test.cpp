@@ -12,8 +12,12 @@
 //     keeps running, /healthz turns 503 after --unhealthy-after, SIGTERM exits 0.
 #include "evaluator.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -474,6 +478,35 @@ TEST_F(EvaluatorTest, BinaryKeepsRetryingADownRegistryAndReportsItOnHealthz) {
   ASSERT_TRUE(code.has_value()) << child.err();
   EXPECT_EQ(*code, 0) << child.err();
   EXPECT_LT(std::chrono::steady_clock::now() - signalled, 5s) << child.err();
+}
+
+TEST_F(EvaluatorTest, BinaryStopsWithinTwentySecondsWhileARegistryCallHangs) {
+  // A "registry" that accepts connections and never answers: every call
+  // blocks until its deadline (60 s here, times 5 attempts).
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  Child child(binary_args(ntohs(addr.sin_port), path("state"), {"--rpc-deadline", "60"}), dir_,
+              "hang");
+  std::this_thread::sleep_for(3s);  // in its first registry call by now
+  ASSERT_FALSE(child.wait(0ms).has_value()) << child.err();
+  const auto signalled = std::chrono::steady_clock::now();
+  child.signal(SIGTERM);
+  const auto code = child.wait(40s);
+  const auto took = std::chrono::steady_clock::now() - signalled;
+  ::close(fd);
+  ASSERT_TRUE(code.has_value()) << "still running 40 s after SIGTERM:\n" << child.err();
+  EXPECT_EQ(*code, 0) << child.err();
+  EXPECT_LT(took, 25s) << child.err();
+  EXPECT_NE(child.err().find("still busy 20 s after the stop request"), std::string::npos)
+      << child.err();
 }
 
 }  // namespace
