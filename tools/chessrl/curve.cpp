@@ -436,27 +436,4 @@ std::string gnuplot_script(const PlotOptions& o, const std::vector<CurveRow>& ro
   return s.str();
 }
 
-Result<void> write_file_atomically(const std::string& path, const std::string& content) {
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(path + ": cannot write " + temporary);
-    out << content;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      return fail(path + ": writing " + temporary + " failed");
-    }
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    return fail(path + ": " + ec.message());
-  }
-  return {};
-}
-
 }  // namespace chessrl::tool::curve

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chessrl/core/files.h"
 #include "chessrl/core/result.h"
 #include "chessrl/selfplay/version_stats.h"
 
@@ -121,8 +122,6 @@ struct PlotOptions {
 };
 std::string gnuplot_script(const PlotOptions& options, const std::vector<CurveRow>& rows);
 
-// Writes `content` to a temporary file beside `path`, then renames it over
-// `path`, so a reader sees the old file or the new one. Errors name the path.
-Result<void> write_file_atomically(const std::string& path, const std::string& content);
+using chessrl::write_file_atomically;  // chessrl/core/files.h
 
 }  // namespace chessrl::tool::curve

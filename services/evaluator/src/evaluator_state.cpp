@@ -146,21 +146,4 @@ std::string StateDir::model_path(std::uint64_t version) const {
   return path_ + "/models/model-v" + std::to_string(version) + ".chrl";
 }
 
-Result<void> write_file_atomically(const std::string& path, const std::string& bytes) {
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) return fail("cannot write " + temp + ": " + std::strerror(errno));
-  }
-  std::error_code error;
-  fs::rename(temp, path, error);
-  if (error) {
-    fs::remove(temp, error);
-    return fail("cannot rename " + temp + " to " + path + ": " + error.message());
-  }
-  return {};
-}
-
 }  // namespace chessrl::evaluator

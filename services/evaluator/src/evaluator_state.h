@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "chessrl/core/files.h"
 #include "chessrl/core/result.h"
 #include "chessrl/eval/elo.h"
 
@@ -78,7 +79,6 @@ class StateDir {
   std::string path_;
 };
 
-// Writes `bytes` to `path` through a temporary file and a rename.
-Result<void> write_file_atomically(const std::string& path, const std::string& bytes);
+using chessrl::write_file_atomically;  // chessrl/core/files.h
 
 }  // namespace chessrl::evaluator
