@@ -1,5 +1,7 @@
 #include "chessrl/core/files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +31,36 @@ Result<void> write_file_atomically(const std::string& path, std::string_view byt
     std::error_code ignored;
     fs::remove(temporary, ignored);
     return fail(path + ": cannot rename " + temporary + " into place: " + ec.message());
+  }
+  return {};
+}
+
+Result<void> write_private_file(const std::string& path, std::string_view bytes) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  ::unlink(temporary.c_str());  // a leftover of an earlier crash, whatever its mode
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return fail(path + ": cannot create " + temporary + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      return fail(path + ": writing " + temporary + " failed: " + why);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return fail(path + ": writing " + temporary + " failed: " + why);
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return fail(path + ": cannot rename " + temporary + " into place: " + why);
   }
   return {};
 }

@@ -13,4 +13,9 @@ namespace chessrl {
 // Errors start with "<path>: " and say what failed; no temporary is left.
 Result<void> write_file_atomically(const std::string& path, std::string_view bytes);
 
+// The same for a secret (a token, a password, a key): the temporary file is
+// created with mode 0600 (owner read and write only) by open() itself, so no
+// other user can read it at any moment, and then renamed over `path`.
+Result<void> write_private_file(const std::string& path, std::string_view bytes);
+
 }  // namespace chessrl

@@ -1,0 +1,69 @@
+#include "chessrl/core/files.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace chessrl {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FilesTest : public ::testing::Test {
+ protected:
+  FilesTest() {
+    char pattern[] = "/tmp/chessrl-files-test-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+  }
+  ~FilesTest() override { fs::remove_all(dir_); }
+  std::string read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  std::string dir_;
+};
+
+TEST_F(FilesTest, APrivateFileIsOwnerOnlyEvenUnderAPermissiveUmask) {
+  const mode_t old = ::umask(0);
+  const std::string path = dir_ + "/token";
+  auto written = write_private_file(path, "s3cret\n");
+  ::umask(old);
+  ASSERT_TRUE(written.ok()) << written.error();
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(read(path), "s3cret\n");
+  // Replacing an existing world-readable file leaves an owner-only one.
+  const std::string open_file = dir_ + "/open";
+  std::ofstream(open_file) << "old";
+  ::chmod(open_file.c_str(), 0644);
+  ASSERT_TRUE(write_private_file(open_file, "new").ok());
+  ASSERT_EQ(::stat(open_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(read(open_file), "new");
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+TEST_F(FilesTest, APrivateFileInAMissingDirectoryFailsNamingThePath) {
+  const std::string path = dir_ + "/missing/token";
+  auto written = write_private_file(path, "x");
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.error().find(path), std::string::npos) << written.error();
+}
+
+TEST_F(FilesTest, AtomicWriteReplacesTheWholeFile) {
+  const std::string path = dir_ + "/state";
+  ASSERT_TRUE(write_file_atomically(path, "a long first version").ok());
+  ASSERT_TRUE(write_file_atomically(path, "short").ok());
+  EXPECT_EQ(read(path), "short");
+}
+
+}  // namespace
+}  // namespace chessrl
