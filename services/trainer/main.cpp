@@ -28,6 +28,7 @@
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/network_config.h"
 #include "chessrl/rpc/clients.h"
+#include "chessrl/rpc/security_flags.h"
 #include "chessrl/train/distributed.h"
 #include "chessrl/train/example.h"
 #include "chessrl/train/source.h"
@@ -50,6 +51,8 @@ struct Settings {
   std::string schedule = "constant";
   int bucket_mb = 4;
   int rpc_deadline_s = 60;
+  chessrl::rpc::ClientSecurityFlags security_flags;
+  chessrl::rpc::ClientSecurity security;
   train::TrainerOptions options;
   train::DistributedConfig distributed;
   int rendezvous_timeout_s = 300;
@@ -74,6 +77,7 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  chessrl::rpc::add_client_security_options(app, s.security_flags);
   app.add_option("--metrics-listen", s.metrics_listen,
                  "/metrics and /healthz address; \"\" or \"off\" disables")
       ->capture_default_str();
@@ -211,6 +215,9 @@ std::string json_escape(const std::string& text) {
 
 // Fills in what the options name as text; the message names the option.
 chessrl::Result<void> resolve(Settings& s) {
+  auto security = chessrl::rpc::load_client_security(s.security_flags);
+  if (!security.ok()) return chessrl::fail(security.error());
+  s.security = std::move(security).value();
   auto net = chessrl::nn::parse_network_name(s.net);
   if (!net.ok()) return chessrl::fail("--net " + s.net + ": " + net.error());
   s.options.network = *net;
@@ -247,6 +254,7 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
 
   chessrl::rpc::ClientOptions client_options;
   client_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
+  client_options.security = s.security;
 
   // The data.
   std::unique_ptr<train::ExampleSource> source;

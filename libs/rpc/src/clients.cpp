@@ -1,11 +1,16 @@
 #include "chessrl/rpc/clients.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/security/credentials.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
+
+#include "chessrl/rpc/auth.h"
 
 namespace chessrl::rpc {
 namespace {
@@ -54,6 +59,9 @@ grpc::Status with_retries(const ClientOptions& options, Call&& call) {
   for (int attempt = 1;; ++attempt) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + options.deadline);
+    if (!options.security.token.empty()) {
+      context.AddMetadata(kAuthorizationKey, bearer(options.security.token));
+    }
     grpc::Status status = call(context);
     if (status.ok() || attempt >= options.attempts || !retryable(status.error_code())) {
       return status;
@@ -65,21 +73,50 @@ grpc::Status with_retries(const ClientOptions& options, Call&& call) {
 }  // namespace
 
 std::string describe(const char* call, const grpc::Status& status) {
-  return std::string(call) + ": " + code_name(status.error_code()) + ": " +
-         status.error_message();
+  return std::string(call) + ": " + code_name(status.error_code()) + ": " + status.error_message();
 }
 
-std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options) {
-  grpc::ChannelArguments args;
+Result<ClientSecurity> load_client_security(const ClientSecurityFlags& flags) {
+  ClientSecurity out;
+  auto token = client_token(flags.token_file);
+  if (!token.ok()) return fail(token.error());
+  out.token = std::move(token).value();
+  out.tls = flags.tls || !flags.tls_ca_file.empty();
+  out.tls_server_name = flags.tls_server_name;
+  if (!flags.tls_ca_file.empty()) {
+    std::ifstream in(flags.tls_ca_file, std::ios::binary);
+    if (!in) return fail("--tls-ca " + flags.tls_ca_file + ": cannot read it");
+    out.tls_root_pem.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (out.tls_root_pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return fail("--tls-ca " + flags.tls_ca_file + ": holds no PEM certificate");
+    }
+  }
+  if (!out.tls && !flags.tls_server_name.empty()) {
+    return fail("--tls-server-name needs --tls or --tls-ca");
+  }
+  return out;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const ClientOptions& options) {
+  if (!options.security.tls) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = options.security.tls_root_pem;
+  return grpc::SslCredentials(ssl);
+}
+
+std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
+                                            grpc::ChannelArguments args) {
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
-  return grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
+  if (options.security.tls && !options.security.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.security.tls_server_name);
+  }
+  return grpc::CreateCustomChannel(options.address, channel_credentials(options), args);
 }
 
 // ---------------------------------------------------------------- replay
 
-ReplayClient::ReplayClient(ClientOptions options)
-    : ReplayClient(options, make_channel(options)) {}
+ReplayClient::ReplayClient(ClientOptions options) : ReplayClient(options, make_channel(options)) {}
 
 ReplayClient::ReplayClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)), stub_(v1::ReplayService::NewStub(channel)) {}
@@ -122,8 +159,7 @@ ModelRegistryClient::ModelRegistryClient(ClientOptions options)
 
 ModelRegistryClient::ModelRegistryClient(ClientOptions options,
                                          std::shared_ptr<grpc::Channel> channel)
-    : options_(std::move(options)),
-      stub_(v1::ModelRegistry::NewStub(channel)) {}
+    : options_(std::move(options)), stub_(v1::ModelRegistry::NewStub(channel)) {}
 
 Result<v1::ModelInfo> ModelRegistryClient::publish(v1::ModelInfo info, std::string_view blob,
                                                    std::size_t chunk_bytes) {
@@ -184,9 +220,8 @@ template <class Call>
 Result<std::optional<v1::ModelInfo>> optional_info(const ClientOptions& options, const char* name,
                                                    Call&& call) {
   v1::ModelInfo reply;
-  auto status = with_retries(options, [&](grpc::ClientContext& context) {
-    return call(context, reply);
-  });
+  auto status =
+      with_retries(options, [&](grpc::ClientContext& context) { return call(context, reply); });
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) return std::optional<v1::ModelInfo>();
   if (!status.ok()) return fail(describe(name, status));
   return std::optional<v1::ModelInfo>(reply);
@@ -224,6 +259,9 @@ void ModelRegistryClient::watch(std::uint64_t after_version,
   std::uint64_t seen = after_version;
   while (!stop.load()) {
     grpc::ClientContext context;
+    if (!options_.security.token.empty()) {
+      context.AddMetadata(kAuthorizationKey, bearer(options_.security.token));
+    }
     v1::WatchModelsRequest request;
     request.set_after_version(seen);
     std::atomic<bool> done{false};

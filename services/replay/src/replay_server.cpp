@@ -1,6 +1,7 @@
 #include "replay_server.h"
 
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
 #include "chessrl/core/error.h"
@@ -13,11 +14,17 @@ ReplayServer::ReplayServer(replay::ReplayStore& store, replay::ModelStore& model
       models_(models),
       metrics_(registry),
       options_(std::move(options)),
-      replay_service_(store, metrics_, options_.replay),
-      registry_service_(models, metrics_, options_.models) {
+      replay_service_(store, metrics_, options_.replay, options_.auth),
+      registry_service_(models, metrics_, options_.models, options_.auth) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options_.tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({options_.tls_key_pem, options_.tls_cert_pem});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  builder.AddListeningPort(options_.listen, credentials, &port_);
   builder.RegisterService(&replay_service_);
   builder.RegisterService(&registry_service_);
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);

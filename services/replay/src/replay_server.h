@@ -26,6 +26,12 @@ struct ReplayServerOptions {
   ModelRegistryOptions models;
   int max_message_bytes = 64 << 20;
   std::chrono::milliseconds monitor_interval{1000};
+  // Bearer tokens every call must carry (none: open; see chessrl/rpc/auth.h).
+  // The standard health service stays open: probes carry no token.
+  rpc::ServerAuth auth;
+  // TLS when a certificate is given (PEM; the key must match it).
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
 };
 
 class ReplayServer {

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-
 namespace chessrl::replay_service {
 namespace {
 
@@ -66,9 +65,9 @@ const char* code_name(StatusCode code) {
   }
 }
 
-constexpr const char* kMethods[] = {"PushGames",   "Sample",  "Stats",     "PublishModel",
-                                    "GetModel",    "LatestModel", "WatchModels", "SetBest",
-                                    "BestModel"};
+constexpr const char* kMethods[] = {"PushGames",    "Sample",   "Stats",
+                                    "PublishModel", "GetModel", "LatestModel",
+                                    "WatchModels",  "SetBest",  "BestModel"};
 constexpr const char* kCallsHelp = "gRPC calls answered, by method and status code";
 constexpr const char* kDurationHelp =
     "Seconds to answer a gRPC call, by method (WatchModels streams are not timed)";
@@ -92,18 +91,18 @@ std::int64_t now_unix_ms() {
 }  // namespace
 
 ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
-    : games_stored(registry.counter("chessrl_replay_games_stored_total",
-                                    "Games validated and stored")),
+    : games_stored(
+          registry.counter("chessrl_replay_games_stored_total", "Games validated and stored")),
       games_duplicate(registry.counter("chessrl_replay_games_duplicate_total",
                                        "Pushed games whose id was already stored")),
-      positions_stored(registry.counter("chessrl_replay_positions_stored_total",
-                                        "Training positions stored")),
+      positions_stored(
+          registry.counter("chessrl_replay_positions_stored_total", "Training positions stored")),
       positions_sampled(registry.counter("chessrl_replay_positions_sampled_total",
                                          "Training positions served by Sample")),
       store_errors(registry.counter("chessrl_replay_store_errors_total",
                                     "Store calls that failed (Redis unreachable)")),
-      window_positions(registry.gauge("chessrl_replay_positions",
-                                      "Training positions in the replay window")),
+      window_positions(
+          registry.gauge("chessrl_replay_positions", "Training positions in the replay window")),
       window_games(registry.gauge("chessrl_replay_games", "Games in the replay window")),
       model_version(registry.gauge("chessrl_model_version", "Latest published model version")),
       store_up(registry.gauge("chessrl_replay_store_up",
@@ -126,9 +125,8 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
   for (const char* method : kMethods) {
     registry_.counter("chessrl_replay_rpc_requests_total", kCallsHelp,
                       {{"method", method}, {"code", "OK"}});
-    durations_[method] = &registry_.histogram("chessrl_replay_rpc_duration_seconds",
-                                              kDurationHelp, duration_buckets(),
-                                              {{"method", method}});
+    durations_[method] = &registry_.histogram("chessrl_replay_rpc_duration_seconds", kDurationHelp,
+                                              duration_buckets(), {{"method", method}});
   }
 }
 
@@ -141,8 +139,9 @@ metrics::Gauge& ReplayMetrics::store_persistence_ok(const std::string& kind) {
 
 void ReplayMetrics::record_call(const char* method, grpc::StatusCode code, double seconds,
                                 bool timed) {
-  registry_.counter("chessrl_replay_rpc_requests_total", kCallsHelp,
-                    {{"method", method}, {"code", code_name(code)}})
+  registry_
+      .counter("chessrl_replay_rpc_requests_total", kCallsHelp,
+               {{"method", method}, {"code", code_name(code)}})
       .inc();
   if (!timed) return;
   if (const auto it = durations_.find(std::string_view(method)); it != durations_.end())
@@ -168,12 +167,21 @@ metrics::Counter& ReplayMetrics::rejected(replay::RejectReason reason) {
 // ---------------------------------------------------------------- replay
 
 ReplayServiceImpl::ReplayServiceImpl(replay::ReplayStore& store, ReplayMetrics& metrics,
-                                     ReplayServiceOptions options)
-    : store_(store), metrics_(metrics), options_(options), seed_base_(std::random_device{}()) {}
+                                     ReplayServiceOptions options, const rpc::ServerAuth& auth)
+    : store_(store),
+      metrics_(metrics),
+      options_(options),
+      auth_(auth),
+      seed_base_(std::random_device{}()) {}
 
-Status ReplayServiceImpl::PushGames(grpc::ServerContext*, const v1::PushGamesRequest* request,
+Status ReplayServiceImpl::PushGames(grpc::ServerContext* context,
+                                    const v1::PushGamesRequest* request,
                                     v1::PushGamesReply* reply) {
-  return guarded(metrics_, "PushGames", [&] { return push(*request, *reply); });
+  return guarded(metrics_, "PushGames", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kPushGames, "PushGames"); !denied.ok())
+      return denied;
+    return push(*request, *reply);
+  });
 }
 
 Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGamesReply& reply) {
@@ -222,14 +230,16 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
   return Status::OK;
 }
 
-Status ReplayServiceImpl::Sample(grpc::ServerContext*, const v1::SampleRequest* request,
+Status ReplayServiceImpl::Sample(grpc::ServerContext* context, const v1::SampleRequest* request,
                                  v1::SampleReply* reply) {
   return guarded(metrics_, "Sample", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kSample, "Sample"); !denied.ok())
+      return denied;
     const std::uint32_t count = request->count();
     if (count == 0 || count > options_.max_sample) {
-      return Status(StatusCode::INVALID_ARGUMENT,
-                    "Sample: count must be 1.." + std::to_string(options_.max_sample) + ", got " +
-                        std::to_string(count));
+      return Status(StatusCode::INVALID_ARGUMENT, "Sample: count must be 1.." +
+                                                      std::to_string(options_.max_sample) +
+                                                      ", got " + std::to_string(count));
     }
     const std::uint64_t seed = mix64(seed_base_ ^ mix64(++sample_calls_));
     auto sampled = store_.sample(count, seed);
@@ -249,9 +259,11 @@ Status ReplayServiceImpl::Sample(grpc::ServerContext*, const v1::SampleRequest* 
   });
 }
 
-Status ReplayServiceImpl::Stats(grpc::ServerContext*, const v1::StatsRequest*,
+Status ReplayServiceImpl::Stats(grpc::ServerContext* context, const v1::StatsRequest*,
                                 v1::StatsReply* reply) {
   return guarded(metrics_, "Stats", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kRead, "Stats"); !denied.ok())
+      return denied;
     auto stats = store_.stats();
     if (!stats.ok()) {
       metrics_.store_errors.inc();
@@ -298,13 +310,18 @@ replay::ModelMeta from_proto(const v1::ModelInfo& info) {
 }
 
 ModelRegistryImpl::ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics,
-                                     ModelRegistryOptions options)
-    : store_(store), metrics_(metrics), options_(options) {}
+                                     ModelRegistryOptions options, const rpc::ServerAuth& auth)
+    : store_(store), metrics_(metrics), options_(options), auth_(auth) {}
 
-Status ModelRegistryImpl::PublishModel(grpc::ServerContext*,
+Status ModelRegistryImpl::PublishModel(grpc::ServerContext* context,
                                        grpc::ServerReader<v1::ModelChunk>* reader,
                                        v1::ModelInfo* reply) {
-  return guarded(metrics_, "PublishModel", [&] { return publish(*reader, *reply); });
+  return guarded(metrics_, "PublishModel", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kPublishModel, "PublishModel");
+        !denied.ok())
+      return denied;
+    return publish(*reader, *reply);
+  });
 }
 
 Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
@@ -350,9 +367,9 @@ Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
     return unavailable("PublishModel", status.error());
   }
   if (*status == replay::PublishStatus::kConflict) {
-    return Status(StatusCode::ALREADY_EXISTS,
-                  "PublishModel: version " + std::to_string(meta.version) +
-                      " exists with different contents");
+    return Status(StatusCode::ALREADY_EXISTS, "PublishModel: version " +
+                                                  std::to_string(meta.version) +
+                                                  " exists with different contents");
   }
   auto stored = store_.info(meta.version);
   if (!stored.ok() || !stored->has_value()) {
@@ -367,9 +384,13 @@ Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
   return Status::OK;
 }
 
-Status ModelRegistryImpl::GetModel(grpc::ServerContext*, const v1::GetModelRequest* request,
+Status ModelRegistryImpl::GetModel(grpc::ServerContext* context, const v1::GetModelRequest* request,
                                    grpc::ServerWriter<v1::ModelChunk>* writer) {
-  return guarded(metrics_, "GetModel", [&] { return get(*request, *writer); });
+  return guarded(metrics_, "GetModel", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kRead, "GetModel"); !denied.ok())
+      return denied;
+    return get(*request, *writer);
+  });
 }
 
 Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
@@ -377,16 +398,16 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
   if (request.best() && request.version() != 0) {
     return Status(StatusCode::INVALID_ARGUMENT, "GetModel: give a version or best, not both");
   }
-  auto meta = request.best()               ? store_.best()
+  auto meta = request.best()           ? store_.best()
               : request.version() == 0 ? store_.latest()
-                                           : store_.info(request.version());
+                                       : store_.info(request.version());
   if (!meta.ok()) return unavailable("GetModel", meta.error());
   if (!meta->has_value()) {
     return Status(StatusCode::NOT_FOUND,
-                  request.best()             ? "GetModel: no best model yet"
-                  : request.version() == 0 ? "GetModel: no model published yet"
-                                             : "GetModel: no version " +
-                                                   std::to_string(request.version()));
+                  request.best() ? "GetModel: no best model yet"
+                  : request.version() == 0
+                      ? "GetModel: no model published yet"
+                      : "GetModel: no version " + std::to_string(request.version()));
   }
   auto blob = store_.read((*meta)->version);
   if (!blob.ok()) return unavailable("GetModel", blob.error());
@@ -405,9 +426,11 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
   return Status::OK;
 }
 
-Status ModelRegistryImpl::LatestModel(grpc::ServerContext*, const v1::LatestModelRequest*,
+Status ModelRegistryImpl::LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest*,
                                       v1::ModelInfo* reply) {
   return guarded(metrics_, "LatestModel", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kRead, "LatestModel"); !denied.ok())
+      return denied;
     auto meta = store_.latest();
     if (!meta.ok()) return unavailable("LatestModel", meta.error());
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no model published yet");
@@ -417,9 +440,11 @@ Status ModelRegistryImpl::LatestModel(grpc::ServerContext*, const v1::LatestMode
   });
 }
 
-Status ModelRegistryImpl::BestModel(grpc::ServerContext*, const v1::BestModelRequest*,
+Status ModelRegistryImpl::BestModel(grpc::ServerContext* context, const v1::BestModelRequest*,
                                     v1::ModelInfo* reply) {
   return guarded(metrics_, "BestModel", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kRead, "BestModel"); !denied.ok())
+      return denied;
     auto meta = store_.best();
     if (!meta.ok()) return unavailable("BestModel", meta.error());
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no best model yet");
@@ -428,9 +453,11 @@ Status ModelRegistryImpl::BestModel(grpc::ServerContext*, const v1::BestModelReq
   });
 }
 
-Status ModelRegistryImpl::SetBest(grpc::ServerContext*, const v1::SetBestRequest* request,
+Status ModelRegistryImpl::SetBest(grpc::ServerContext* context, const v1::SetBestRequest* request,
                                   v1::ModelInfo* reply) {
   return guarded(metrics_, "SetBest", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kSetBest, "SetBest"); !denied.ok())
+      return denied;
     auto moved = store_.set_best(request->version());
     if (!moved.ok()) return unavailable("SetBest", moved.error());
     if (!*moved) {
@@ -450,12 +477,16 @@ Status ModelRegistryImpl::WatchModels(grpc::ServerContext* context,
                                       const v1::WatchModelsRequest* request,
                                       grpc::ServerWriter<v1::ModelInfo>* writer) {
   return guarded(
-      metrics_, "WatchModels", [&] { return watch(*context, *request, *writer); },
+      metrics_, "WatchModels",
+      [&] {
+        if (auto denied = auth_.check(*context, rpc::Action::kRead, "WatchModels"); !denied.ok())
+          return denied;
+        return watch(*context, *request, *writer);
+      },
       /*timed=*/false);
 }
 
-Status ModelRegistryImpl::watch(grpc::ServerContext& context,
-                                const v1::WatchModelsRequest& request,
+Status ModelRegistryImpl::watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
                                 grpc::ServerWriter<v1::ModelInfo>& writer) {
   std::uint64_t sent = request.after_version();
   bool first = true;

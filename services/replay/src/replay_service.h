@@ -16,6 +16,7 @@
 #include "chessrl/replay/model_store.h"
 #include "chessrl/replay/replay_store.h"
 #include "chessrl/replay/validation.h"
+#include "chessrl/rpc/auth.h"
 #include "chessrl/v1/models.grpc.pb.h"
 #include "chessrl/v1/replay.grpc.pb.h"
 
@@ -59,8 +60,9 @@ struct ReplayMetrics {
 
 class ReplayServiceImpl final : public v1::ReplayService::Service {
  public:
+  // `auth` (kept by reference: it must outlive the service) is checked first in every call.
   ReplayServiceImpl(replay::ReplayStore& store, ReplayMetrics& metrics,
-                    ReplayServiceOptions options);
+                    ReplayServiceOptions options, const rpc::ServerAuth& auth);
 
   grpc::Status PushGames(grpc::ServerContext* context, const v1::PushGamesRequest* request,
                          v1::PushGamesReply* reply) override;
@@ -74,6 +76,7 @@ class ReplayServiceImpl final : public v1::ReplayService::Service {
   replay::ReplayStore& store_;
   ReplayMetrics& metrics_;
   ReplayServiceOptions options_;
+  const rpc::ServerAuth& auth_;
   std::atomic<std::uint64_t> sample_calls_{0};
   std::uint64_t seed_base_;
 };
@@ -86,8 +89,8 @@ struct ModelRegistryOptions {
 
 class ModelRegistryImpl final : public v1::ModelRegistry::Service {
  public:
-  ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics,
-                    ModelRegistryOptions options);
+  ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics, ModelRegistryOptions options,
+                    const rpc::ServerAuth& auth);
 
   grpc::Status PublishModel(grpc::ServerContext* context,
                             grpc::ServerReader<v1::ModelChunk>* reader,
@@ -114,6 +117,7 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
   replay::ModelStore& store_;
   ReplayMetrics& metrics_;
   ModelRegistryOptions options_;
+  const rpc::ServerAuth& auth_;
   std::mutex mutex_;
   std::condition_variable published_;  // notified on every publish and on stop
   std::uint64_t publishes_ = 0;        // guarded by mutex_

@@ -6,6 +6,9 @@
 // channel, shared).
 #pragma once
 
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -23,6 +26,19 @@
 
 namespace chessrl::rpc {
 
+// Who the client is and how it reaches the server safely.
+struct ClientSecurity {
+  // Sent with every call as `authorization: Bearer <token>` when not empty
+  // (see chessrl/rpc/auth.h).
+  std::string token;
+  // TLS to the server: trusting the CA certificates in `tls_root_pem` (PEM;
+  // empty: the system's), checking the certificate names `tls_server_name`
+  // (empty: the host in the address).
+  bool tls = false;
+  std::string tls_root_pem;
+  std::string tls_server_name;
+};
+
 struct ClientOptions {
   std::string address = "127.0.0.1:50051";
   std::chrono::milliseconds deadline{30000};  // per attempt
@@ -30,9 +46,25 @@ struct ClientOptions {
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{5000};
   int max_message_bytes = 64 << 20;
+  ClientSecurity security;
 };
 
-std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options);
+// The options every client binary shares (--token-file, --tls, --tls-ca,
+// --tls-server-name; see security_flags.h), as given on its command line.
+struct ClientSecurityFlags {
+  std::string token_file;  // empty: CHESSRL_TOKEN, if set
+  bool tls = false;
+  std::string tls_ca_file;  // implies tls
+  std::string tls_server_name;
+};
+// Reads the token and the CA file; errors name the option and file.
+Result<ClientSecurity> load_client_security(const ClientSecurityFlags& flags);
+
+// TLS or plain credentials, as `options` says.
+std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const ClientOptions& options);
+// A channel with `options`' message limits and credentials, plus `args`.
+std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
+                                            grpc::ChannelArguments args = {});
 
 class ReplayClient {
  public:
