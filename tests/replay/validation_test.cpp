@@ -197,6 +197,31 @@ TEST(Validation, HistoryFromAStartFenWithAHalfmoveClock) {
   EXPECT_EQ(positions[0].result(), 0);
 }
 
+// Found by fuzz_fen (tests/fuzz/corpus/fen/regression-271-legal-moves): a
+// start FEN with 271 legal moves overflowed the move list validation fills, on
+// the replay service's stack. Such material is now a bad FEN.
+TEST(Validation, StartFenWithMaterialNoGameReachesIsABadFen) {
+  v1::Game game = game_of({}, v1::DRAW, v1::ADJUDICATION);
+  game.set_start_fen("QQQQQQBk/Q5RB/Q6Q/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1");
+  game.add_moves(0);
+  expect_rejected(game, RejectReason::kBadFen, "beyond the starting set");
+}
+
+// Found by fuzz_fen: from a start FEN at the six-digit move-number limit,
+// training positions got FENs with move number 1000000, which the trainer's
+// from_fen refuses.
+TEST(Validation, TrainingFensParseFromTheMoveNumberLimit) {
+  v1::Game game = game_of(
+      {"e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "b1c3", "f8c5", "d2d3", "d7d6"}, v1::DRAW,
+      v1::ADJUDICATION, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 999999");
+  add_uniform_target(game, 9);
+  const std::vector<v1::TrainingPosition> positions = accepted(game);
+  ASSERT_EQ(positions.size(), 1u);
+  EXPECT_EQ(positions[0].history_moves_size(), 7);  // from the position after 1...e5
+  auto start = chess::Position::from_fen(positions[0].fen());
+  EXPECT_TRUE(start.ok()) << positions[0].fen() << ": " << start.error();
+}
+
 TEST(Validation, FoolsMateIsValid) {
   v1::Game game = fools_mate();
   add_uniform_target(game, 0);

@@ -1,5 +1,6 @@
 #include "chessrl/chess/position.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -57,7 +58,11 @@ constexpr std::string_view kPieceChars = "PNBRQK  pnbrqk";
 
 std::string square_str(Square s) { return {char('a' + file_of(s)), char('1' + rank_of(s))}; }
 
-// Parses a non-negative decimal integer field of a FEN.
+// The largest move counter a FEN may give (six digits). fen() writes no more,
+// so what it writes parses however long a game from such a FEN goes on.
+constexpr int kMaxFenCounter = 999999;
+
+// Parses a non-negative decimal integer field of a FEN, at most kMaxFenCounter.
 bool parse_counter(std::string_view text, int& out) {
   if (text.empty() || text.size() > 6) return false;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -203,6 +208,24 @@ Result<Position> Position::from_fen(std::string_view fen) {
   }
   if (pos.pieces(kPawn) & (kRank1 | kRank8))
     return fail("FEN has a pawn on the first or last rank");
+  // Material no game can reach: more than 8 pawns, or more pieces beyond the
+  // starting set (queen, 2 rooks, 2 bishops, 2 knights) than pawns gone to
+  // promote. Besides the rules, this bounds the legal moves of this position and
+  // of every one played from it by MoveList::kCapacity.
+  for (Color c : {kWhite, kBlack}) {
+    const int pawns = popcount(pos.pieces(c, kPawn));
+    int promoted = 0;
+    for (const auto& [type, at_start] :
+         {std::pair{kKnight, 2}, std::pair{kBishop, 2}, std::pair{kRook, 2}, std::pair{kQueen, 1}})
+      promoted += std::max(0, popcount(pos.pieces(c, type)) - at_start);
+    const char* side = c == kWhite ? "white" : "black";
+    if (pawns > 8)
+      return fail("FEN has " + std::to_string(pawns) + " " + side + " pawns, more than 8");
+    if (promoted > 8 - pawns)
+      return fail("FEN has " + std::to_string(promoted) + " " + side +
+                  " pieces beyond the starting set but only " + std::to_string(8 - pawns) + " " +
+                  side + " pawns missing to have promoted");
+  }
 
   // 2. Side to move.
   if (fields[1] == "w")
@@ -316,7 +339,8 @@ std::string Position::fen() const {
   if (cr & kBlackOO) out << 'k';
   if (cr & kBlackOOO) out << 'q';
   out << ' ' << (st().ep_square == kNoSquare ? "-" : square_str(st().ep_square));
-  out << ' ' << st().halfmove_clock << ' ' << fullmove_number();
+  out << ' ' << std::min(st().halfmove_clock, kMaxFenCounter) << ' '
+      << std::min(fullmove_number(), kMaxFenCounter);
   return out.str();
 }
 

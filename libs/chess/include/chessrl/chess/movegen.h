@@ -12,10 +12,15 @@
 
 namespace chessrl::chess {
 
-// A fixed-capacity list of moves (no chess position has more than 218 legal moves).
+// A fixed-capacity list of moves. No legal chess position has more than 218
+// legal moves, but Position::from_fen also accepts positions no game reaches.
+// Its material check leaves a side at most a king, 9 queens, 2 rooks, 2
+// bishops and 2 knights (a pawn in place of a promoted queen has at most 12
+// moves, not 27), so any position it accepts, and any played from one, has at
+// most 8 + 2 (castling) + 9*27 + 2*14 + 2*13 + 2*8 = 323 legal moves.
 class MoveList {
  public:
-  static constexpr int kCapacity = 256;
+  static constexpr int kCapacity = 336;
   void push(Move m) { moves_[size_++] = m; }
   void clear() { size_ = 0; }
   int size() const { return size_; }

@@ -35,11 +35,15 @@ class Position {
   // Parses a FEN. Accepts 4 to 6 fields (the move counters default to "0 1").
   // Rejects, naming the problem: malformed fields, a count of squares per rank
   // other than 8, kings missing or doubled, pawns on the first or last rank,
-  // castling rights without the king and rook at home, an impossible en-passant
-  // square, and the side not to move being in check. An en-passant square is
-  // kept only when the side to move can legally capture there (as the key and
-  // fen() reflect), so "e3" after 1.e4 becomes "-".
+  // material no game can reach (more than 8 pawns, or more pieces beyond the
+  // starting set than pawns missing to have promoted), castling rights without
+  // the king and rook at home, an impossible en-passant square, and the side
+  // not to move being in check. An en-passant square is kept only when the
+  // side to move can legally capture there (as the key and fen() reflect), so
+  // "e3" after 1.e4 becomes "-".
   static Result<Position> from_fen(std::string_view fen);
+  // Move counters above 999999, the most from_fen reads, are written as 999999,
+  // so the FEN of every position played from a parsed one parses too.
   std::string fen() const;
 
   // --- Board queries --------------------------------------------------------
