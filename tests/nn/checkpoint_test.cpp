@@ -75,6 +75,18 @@ TEST(Checkpoint, BytesRoundTrip) {
   EXPECT_EQ(info->config.name(), "4x32-se4");
 }
 
+// Found by fuzz_checkpoint (tests/fuzz/corpus/checkpoint/): an empty tensor
+// was copied with memcpy to the null data() of an empty vector (undefined,
+// caught by UBSan in the asan preset).
+TEST(Checkpoint, EmptyTensorRoundTrips) {
+  Checkpoint c = sample();
+  c.tensors.push_back(float_tensor("empty", {0, 3}, 0.0f));
+  auto back = parse_checkpoint(serialize_checkpoint(c));
+  ASSERT_TRUE(back.ok()) << back.error();
+  expect_same(c, *back);
+  EXPECT_TRUE(back->tensors.back().data.empty());
+}
+
 TEST(Checkpoint, EveryTruncationIsAnError) {
   const std::string bytes = serialize_checkpoint(sample());
   for (size_t len = 0; len < bytes.size(); len += (len < 64 ? 1 : 997)) {
@@ -147,6 +159,18 @@ TEST(Checkpoint, BadMetadataIsNamed) {
       parse_checkpoint(with_meta(
           R"({"architecture":{"filters":32,"se_ratio":0,"value_channels":16,"value_hidden":64},"step":1,"version":2,"created_ms":3})")),
       "lacks architecture.blocks");
+}
+
+// Found by fuzz_checkpoint: the element count was checked after multiplying,
+// so dimensions 2^32 x 2^32 wrapped to 0 elements and a tensor of that shape
+// parsed with no data at all.
+TEST(Checkpoint, ElementCountCannotWrap) {
+  Checkpoint c = sample();
+  NamedTensor huge;
+  huge.name = "huge";
+  huge.shape = {std::int64_t(1) << 32, std::int64_t(1) << 32};
+  c.tensors = {huge};
+  expect_error(parse_checkpoint(serialize_checkpoint(c)), "checkpoint tensor 'huge' is too large");
 }
 
 TEST(Checkpoint, FilesAreWrittenAtomically) {

@@ -214,14 +214,17 @@ Result<std::vector<NamedTensor>> parse_tensors(std::string_view payload) {
       if (*dim < 0 || *dim > (std::int64_t(1) << 32))
         return fail("checkpoint tensor '" + t.name + "' has dimension " + std::to_string(*dim));
       t.shape.push_back(*dim);
-      numel *= std::uint64_t(*dim);
-      if (numel > (std::uint64_t(1) << 36))
+      // Checked before multiplying: 2^32 * 2^32 elements would wrap to 0.
+      if (*dim != 0 && numel > (std::uint64_t(1) << 36) / std::uint64_t(*dim))
         return fail("checkpoint tensor '" + t.name + "' is too large");
+      numel *= std::uint64_t(*dim);
     }
     auto data = r.bytes("data", numel * element_size(t.type));
     if (!data) return fail("checkpoint tensor '" + t.name + "': " + data.error());
-    t.data.resize(data->size());
-    std::memcpy(t.data.data(), data->data(), data->size());
+    // assign, not memcpy: an empty tensor's data() may be null, and memcpy from
+    // or to null is undefined even for 0 bytes.
+    t.data.assign(reinterpret_cast<const std::byte*>(data->data()),
+                  reinterpret_cast<const std::byte*>(data->data()) + data->size());
     out.push_back(std::move(t));
   }
   if (r.left() != 0)
