@@ -111,6 +111,19 @@ TEST_F(ConfigTest, InvalidYamlIsAClearError) {
   EXPECT_NE(scalar.find("map"), std::string::npos) << scalar;
 }
 
+// Found by fuzz_config (tests/fuzz/corpus/config/regression-map-as-key.yaml):
+// a key that is a map or a list made yaml-cpp throw its own exception, which
+// CLI11_PARSE does not catch, so start-up ended in std::terminate.
+TEST_F(ConfigTest, AKeyThatIsNotAPlainNameIsAClearError) {
+  Parsed p;
+  const auto nested = parse({"--config", write("redis:\n  ? host: cache\n  : 1\n")}, p);
+  EXPECT_NE(nested.find("line 2 (under 'redis'): a key must be a plain name"), std::string::npos)
+      << nested;
+  Parsed q;
+  const auto list = parse({"--config", write("? [redis, port]\n: 7000\n")}, q);
+  EXPECT_NE(list.find("line 1: a key must be a plain name"), std::string::npos) << list;
+}
+
 TEST_F(ConfigTest, MissingFileIsAnError) {
   Parsed p;
   EXPECT_NE(parse({"--config", "/nonexistent/chessrl.yaml"}, p), "");

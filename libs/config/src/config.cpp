@@ -20,6 +20,13 @@ void flatten(const YAML::Node& node, const std::string& key, std::vector<CLI::Co
   item.name = key;
   if (node.IsMap()) {
     for (const auto& entry : node) {
+      // Keys must be plain names: as<> throws a YAML exception, which
+      // CLI11_PARSE does not catch, on a list or map as a key ("? [a]: 1").
+      if (!entry.first.IsScalar()) {
+        throw CLI::ConfigError("config file line " + std::to_string(entry.first.Mark().line + 1) +
+                               (key.empty() ? "" : " (under '" + key + "')") +
+                               ": a key must be a plain name, not a list, a map or nothing");
+      }
       const std::string sub = entry.first.as<std::string>();
       flatten(entry.second, key.empty() ? sub : key + "-" + sub, out);
     }
@@ -72,7 +79,12 @@ class YamlConfig final : public CLI::Config {
     }
     std::vector<CLI::ConfigItem> found;
     if (root.IsNull()) return found;
-    flatten(root, "", found);
+    // Only CLI::ParseError may leave here: it is what CLI11_PARSE reports.
+    try {
+      flatten(root, "", found);
+    } catch (const YAML::Exception& e) {
+      throw CLI::ConfigError(std::string("the config file cannot be read: ") + e.what());
+    }
     std::erase_if(found, [](const CLI::ConfigItem& item) { return env_set(item.name); });
     return found;
   }
