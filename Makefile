@@ -1,6 +1,7 @@
 # The two commands of the README, and a few more. Each target does its own set-up.
 #   make run    the whole loop on this machine (chessrl local): Ctrl-C stops, a rerun resumes
 #   make test   install dependencies, configure, build, run every test
+#   make fuzz   build the libFuzzer targets (clang, build/fuzz) and run each FUZZ_SECONDS
 PRESET ?= dev
 JOBS   ?= $(shell nproc)
 BUILD  := build/$(PRESET)
@@ -8,7 +9,7 @@ CHESSRL := $(BUILD)/tools/chessrl/chessrl
 RUN_DIR ?= run
 RUN_ARGS ?=
 
-.PHONY: all deps configure build test unit e2e run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images images-smoke deploy-test
+.PHONY: all deps configure build test unit e2e fuzz run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images images-smoke deploy-test
 
 all: build
 
@@ -30,6 +31,12 @@ unit: build
 
 e2e: build
 	@ctest --preset $(PRESET) -L e2e --output-on-failure
+
+# The parsers under libFuzzer (docs/fuzzing.md): every target FUZZ_SECONDS (30) on a
+# scratch copy of its seed corpus; FUZZ_TARGETS picks some. Fails on any crash.
+fuzz:
+	@scripts/install-deps.sh
+	@scripts/fuzz.sh
 
 run: build
 	@$(CHESSRL) local --dir $(RUN_DIR) $(RUN_ARGS)
