@@ -58,6 +58,38 @@ TEST_F(FilesTest, APrivateFileInAMissingDirectoryFailsNamingThePath) {
   EXPECT_NE(written.error().find(path), std::string::npos) << written.error();
 }
 
+TEST_F(FilesTest, ASecretFileIsReadWithoutItsTrailingLineBreak) {
+  const std::string path = dir_ + "/password";
+  ASSERT_TRUE(write_private_file(path, "s3 cret\n").ok());
+  auto secret = read_secret_file(path);
+  ASSERT_TRUE(secret.ok()) << secret.error();
+  EXPECT_EQ(*secret, "s3 cret");
+  ASSERT_TRUE(write_private_file(path, "crlf\r\n").ok());
+  EXPECT_EQ(read_secret_file(path).value_or_throw(), "crlf");
+  ASSERT_TRUE(write_private_file(path, "no newline").ok());
+  EXPECT_EQ(read_secret_file(path).value_or_throw(), "no newline");
+}
+
+TEST_F(FilesTest, AMissingOrEmptySecretFileIsAnErrorNamingIt) {
+  const std::string missing = dir_ + "/missing";
+  auto none = read_secret_file(missing);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().rfind(missing + ": cannot read", 0), 0u) << none.error();
+  const std::string empty = dir_ + "/empty";
+  ASSERT_TRUE(write_private_file(empty, "\n").ok());
+  auto blank = read_secret_file(empty);
+  ASSERT_FALSE(blank.ok());
+  EXPECT_EQ(blank.error().rfind(empty + ": empty", 0), 0u) << blank.error();
+  if (::geteuid() != 0) {  // root reads a 0000 file anyway
+    const std::string locked = dir_ + "/locked";
+    ASSERT_TRUE(write_private_file(locked, "x").ok());
+    ::chmod(locked.c_str(), 0);
+    auto refused = read_secret_file(locked);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().find("Permission denied"), std::string::npos) << refused.error();
+  }
+}
+
 TEST_F(FilesTest, AtomicWriteReplacesTheWholeFile) {
   const std::string path = dir_ + "/state";
   ASSERT_TRUE(write_file_atomically(path, "a long first version").ok());

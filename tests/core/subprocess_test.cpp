@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "chessrl/core/uci_session.h"
 
 namespace chessrl {
@@ -31,6 +36,20 @@ TEST(Subprocess, EndOfOutputGivesNullopt) {
   ASSERT_TRUE(proc.ok()) << proc.error();
   EXPECT_EQ(proc->read_line(5s), "last line");
   EXPECT_FALSE(proc->read_line(5s).has_value());
+}
+
+TEST(Subprocess, EnvIsAddedAndReplacesOurs) {
+  ::setenv("CHESSRL_SUBPROCESS_TEST", "ours", 1);
+  auto proc = Subprocess::start({"env"}, {{"CHESSRL_SUBPROCESS_TEST", "the child's"},
+                                          {"CHESSRL_SUBPROCESS_ADDED", "1"}});
+  ::unsetenv("CHESSRL_SUBPROCESS_TEST");
+  ASSERT_TRUE(proc.ok()) << proc.error();
+  std::vector<std::string> ours;
+  while (auto line = proc->read_line(5s))
+    if (line->rfind("CHESSRL_SUBPROCESS_", 0) == 0) ours.push_back(*line);
+  std::sort(ours.begin(), ours.end());
+  EXPECT_EQ(ours, (std::vector<std::string>{"CHESSRL_SUBPROCESS_ADDED=1",
+                                            "CHESSRL_SUBPROCESS_TEST=the child's"}));
 }
 
 TEST(Subprocess, MissingProgramIsAClearError) {

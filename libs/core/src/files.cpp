@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace chessrl {
 
@@ -63,6 +64,16 @@ Result<void> write_private_file(const std::string& path, std::string_view bytes)
     return fail(path + ": cannot rename " + temporary + " into place: " + why);
   }
   return {};
+}
+
+Result<std::string> read_secret_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(path + ": cannot read: " + std::strerror(errno));
+  std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return fail(path + ": cannot read: " + std::strerror(errno));
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+  if (secret.empty()) return fail(path + ": empty (no secret in it)");
+  return secret;
 }
 
 }  // namespace chessrl

@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -41,6 +43,11 @@ std::optional<std::string> find_program(const std::string& name) {
 }
 
 Result<Subprocess> Subprocess::start(const std::vector<std::string>& argv) {
+  return start(argv, {});
+}
+
+Result<Subprocess> Subprocess::start(const std::vector<std::string>& argv,
+                                     const std::vector<std::pair<std::string, std::string>>& env) {
   if (argv.empty()) return fail("Subprocess::start: empty command");
   auto program = find_program(argv[0]);
   if (!program) return fail("program '" + argv[0] + "' not found in PATH");
@@ -60,8 +67,21 @@ Result<Subprocess> Subprocess::start(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // Our environment minus the names in `env`, then `env`.
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(env.begin(), env.end(),
+                                      [&](const auto& kv) { return kv.first == name; });
+    if (!replaced) environment.emplace_back(entry);
+  }
+  for (const auto& [name, value] : env) environment.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program->c_str(), &actions, nullptr, args.data(), environ);
+  int rc = ::posix_spawn(&pid, program->c_str(), &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(to_child[0]);
   ::close(from_child[1]);

@@ -18,4 +18,9 @@ Result<void> write_file_atomically(const std::string& path, std::string_view byt
 // other user can read it at any moment, and then renamed over `path`.
 Result<void> write_private_file(const std::string& path, std::string_view bytes);
 
+// A secret given as a file (--redis-password-file, a mounted Kubernetes
+// Secret): its bytes without the trailing line break(s). Fails, with an error
+// starting "<path>: ", when the file is missing, unreadable or empty.
+Result<std::string> read_secret_file(const std::string& path);
+
 }  // namespace chessrl

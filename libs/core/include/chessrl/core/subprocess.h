@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chessrl/core/result.h"
@@ -20,6 +21,11 @@ class Subprocess {
   // Starts argv[0] (looked up in PATH) with the given arguments; stderr is
   // inherited. Fails with a message when the program cannot be started.
   static Result<Subprocess> start(const std::vector<std::string>& argv);
+  // The same with `env` added to (or replacing) this process's environment:
+  // the way to hand a child a secret (REDISCLI_AUTH), which on its command
+  // line every user could read with ps.
+  static Result<Subprocess> start(const std::vector<std::string>& argv,
+                                  const std::vector<std::pair<std::string, std::string>>& env);
 
   Subprocess(Subprocess&& other) noexcept;
   Subprocess& operator=(Subprocess&& other) noexcept;
