@@ -3,11 +3,16 @@
 #include "chessrl/replay/redis_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -315,6 +320,41 @@ TEST_F(RedisStoreTest, WrongPasswordIsAnAuthError) {
   auto refused = no_password.ping();
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("NOAUTH"), std::string::npos) << refused.error();
+}
+
+// The helper's password lives in a 0600 redis.conf inside its 0700 directory,
+// and neither redis-server's command line nor redis-cli's holds it: a password
+// with quotes, a backslash and a space (redis.conf quoting) still works.
+TEST(RedisServerHelper, KeepsThePasswordOffCommandLines) {
+  RedisServer::Options options;
+  options.password = "helper \"q\" \\ " + std::to_string(::getpid()) + "-" +
+                     std::to_string(Clock::now().time_since_epoch().count());
+  auto server = RedisServer::start(options);
+  struct stat st {};
+  ASSERT_EQ(::stat(server->dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat((server->dir() + "/redis.conf").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  RedisReplayStore store(options_for(*server));
+  ASSERT_TRUE(store.ping().ok()) << store.ping().error();
+  std::atomic<bool> stop{false};
+  std::thread cli([&] {
+    while (!stop) EXPECT_EQ(server->cli({"PING"}), "PONG");
+  });
+  std::vector<std::string> holding;
+  for (int scan = 0; scan < 50; ++scan) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string pid = entry.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream in(entry.path() / "cmdline");
+      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (cmdline.find(options.password) != std::string::npos) holding.push_back(pid);
+    }
+  }
+  stop = true;
+  cli.join();
+  EXPECT_TRUE(holding.empty()) << "processes with the password on their command line: "
+                               << ::testing::PrintToString(holding);
 }
 
 TEST(RedisStoreUnreachable, FailsFastAndBacksOff) {

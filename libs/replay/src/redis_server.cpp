@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "chessrl/core/error.h"
+#include "chessrl/core/files.h"
 #include "chessrl/core/subprocess.h"
 
 extern char** environ;
@@ -64,6 +65,30 @@ bool port_accepts(int port) {
   const bool accepted = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   close(fd);
   return accepted;
+}
+
+// `value` as one redis.conf argument: in double quotes, with the escapes
+// Redis's config parser (sdssplitargs) undoes.
+std::string redis_quote(const std::string& value) {
+  std::string out = "\"";
+  for (const char c : value) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[(static_cast<unsigned char>(c) >> 4) & 0xf];
+      out += kHex[static_cast<unsigned char>(c) & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace
@@ -124,22 +149,19 @@ RedisServer::~RedisServer() {
 void RedisServer::launch() {
   const std::string log = dir_ + "/redis.log";
   const std::string output = dir_ + "/stdout.log";
-  // One option and its value per line.
-  // clang-format off
-  std::vector<std::string> args = {"redis-server",
-                                   "--port", std::to_string(port_),
-                                   "--bind", "127.0.0.1",
-                                   "--dir", dir_,
-                                   "--requirepass", options_.password,
-                                   "--appendonly", options_.appendonly ? "yes" : "no",
-                                   "--appendfsync", options_.appendfsync,
-                                   "--save", "",
-                                   "--daemonize", "no",
-                                   "--protected-mode", "yes",
-                                   "--logfile", log,
-                                   // DEBUG SLEEP, for tests of a server that stops answering.
-                                   "--enable-debug-command", "local"};
-  // clang-format on
+  // The settings, the password among them, go in a file only we can read (in
+  // the mkdtemp directory, itself 0700): on the command line ps would show them.
+  const std::string conf = dir_ + "/redis.conf";
+  std::string text = "port " + std::to_string(port_) +
+                     "\nbind 127.0.0.1\ndir " + redis_quote(dir_) +
+                     "\nappendonly " + (options_.appendonly ? "yes" : "no") +
+                     "\nappendfsync " + options_.appendfsync +
+                     "\nsave \"\"\ndaemonize no\nprotected-mode yes\nlogfile " + redis_quote(log) +
+                     // DEBUG SLEEP, for tests of a server that stops answering.
+                     "\nenable-debug-command local\n";
+  if (!options_.password.empty()) text += "requirepass " + redis_quote(options_.password) + "\n";
+  write_private_file(conf, text).value_or_throw();
+  std::vector<std::string> args = {"redis-server", conf};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -189,11 +211,12 @@ void RedisServer::restart() {
 }
 
 std::string RedisServer::cli(const std::vector<std::string>& args) const {
-  std::vector<std::string> argv = {
-      "redis-cli",           "-h", "127.0.0.1",       "-p",
-      std::to_string(port_), "-a", options_.password, "--no-auth-warning"};
+  std::vector<std::string> argv = {"redis-cli", "-h", "127.0.0.1", "-p", std::to_string(port_)};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto process = Subprocess::start(argv);
+  // The password in redis-cli's environment, not on its command line.
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!options_.password.empty()) env.emplace_back("REDISCLI_AUTH", options_.password);
+  auto process = Subprocess::start(argv, env);
   if (!process.ok()) throw Error("redis-cli: " + process.error());
   std::string out;
   while (auto line = process->read_line(10s)) {

@@ -2,7 +2,9 @@
 // in its own temporary directory, with a password and AOF persistence (by
 // default appendfsync always, so a SIGKILL loses nothing Redis acknowledged).
 // For integration tests, `chessrl bench replay` and `chessrl local`. Stopped
-// and its directory removed by the destructor. Not thread-safe.
+// and its directory removed by the destructor. Not thread-safe. The password
+// never appears on a command line: redis-server reads it from a 0600
+// redis.conf in that (0700) directory, redis-cli from REDISCLI_AUTH.
 #pragma once
 
 #include <memory>
@@ -40,7 +42,8 @@ class RedisServer {
   // Starts it again on the same port and directory (after kill()), and waits
   // until it answers.
   void restart();
-  // Runs redis-cli (with -p and -a) and returns its stdout, trimmed.
+  // Runs redis-cli (with -p, the password in REDISCLI_AUTH) and returns its
+  // stdout, trimmed.
   std::string cli(const std::vector<std::string>& args) const;
 
  private:
