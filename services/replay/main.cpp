@@ -3,6 +3,7 @@
 // a YAML --config file (flag > env > file > default).
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -10,6 +11,7 @@
 
 #include "chessrl/config/config.h"
 #include "chessrl/core/error.h"
+#include "chessrl/core/files.h"
 #include "chessrl/metrics/exposer.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
@@ -25,7 +27,42 @@ struct Settings {
   std::string metrics_listen = "0.0.0.0:9102";
   int dedup_ttl_hours = 7 * 24;
   int shutdown_grace_s = 10;
+  std::string redis_password_file;
 };
+
+constexpr const char* kPasswordEnv = "CHESSRL_REDIS_PASSWORD";
+
+// The Redis password never comes from a flag or the config file, which ps or a
+// ConfigMap would show: only from --redis-password-file or CHESSRL_REDIS_PASSWORD.
+// Added after config::finish, so that CHESSRL_REDIS_PASSWORD is not this
+// option's variable.
+void refuse_password_option(CLI::App& app) {
+  app.add_option_function<std::string>("--redis-password", [](const std::string&) {
+       throw CLI::ValidationError(
+           "--redis-password",
+           "is no longer accepted, as a flag or a config key: a password there is visible to "
+           "others (every user's ps, the config file). Give --redis-password-file PATH (a "
+           "file only you can read) or set CHESSRL_REDIS_PASSWORD");
+     })->group("");  // hidden from --help
+}
+
+// Fills s.redis.password from --redis-password-file or CHESSRL_REDIS_PASSWORD;
+// an error naming the option and the file when it cannot.
+void read_password(Settings& s) {
+  const char* env = std::getenv(kPasswordEnv);
+  const bool from_env = env != nullptr && *env != '\0';
+  if (!s.redis_password_file.empty()) {
+    if (from_env) {
+      throw chessrl::Error(std::string("both --redis-password-file and ") + kPasswordEnv +
+                           " are set: give the Redis password one way");
+    }
+    auto password = chessrl::read_secret_file(s.redis_password_file);
+    if (!password.ok()) throw chessrl::Error("--redis-password-file " + password.error());
+    s.redis.password = std::move(password).value();
+  } else if (from_env) {
+    s.redis.password = env;
+  }
+}
 
 void add_options(CLI::App& app, Settings& s) {
   app.add_option("--listen", s.server.listen, "gRPC address (host:port)")->capture_default_str();
@@ -38,8 +75,9 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--redis-port", s.redis.port, "Redis port")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
-  app.add_option("--redis-password", s.redis.password,
-                 "Redis password (AUTH when set); better given as CHESSRL_REDIS_PASSWORD");
+  app.add_option("--redis-password-file", s.redis_password_file,
+                 "file holding the Redis password (AUTH when set; read at start-up, trailing "
+                 "newline stripped); or the password itself in CHESSRL_REDIS_PASSWORD");
   app.add_option("--redis-connections", s.redis.connections, "Redis connection pool size")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
@@ -137,8 +175,10 @@ int main(int argc, char** argv) {
   Settings settings;
   add_options(app, settings);
   chessrl::config::finish(app);
+  refuse_password_option(app);
   CLI11_PARSE(app, argc, argv);
   try {
+    read_password(settings);
     return serve(settings);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chessrl-replay: %s\n", e.what());

@@ -5,11 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -17,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "chessrl/core/files.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/redis_server.h"
 #include "chessrl/replay/redis_store.h"
@@ -313,8 +317,7 @@ TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {
   const int port = replay::free_port();
   const std::string config = redis_->dir() + "/replay.yaml";
   std::ofstream(config) << "redis:\n  host: 127.0.0.1\n  port: " << redis_->port()
-                        << "\n  password: wrong-password-overridden-by-env\n"
-                        << "window-positions: 5000\nmetrics-listen: 127.0.0.1:0\n";
+                        << "\nwindow-positions: 5000\nmetrics-listen: 127.0.0.1:0\n";
   ::setenv("CHESSRL_REDIS_PASSWORD", redis_->password().c_str(), 1);
   const std::string log = redis_->dir() + "/replay.log";
   Child child = spawn({CHESSRL_REPLAY_BINARY, "--config", config, "--listen",
@@ -356,6 +359,140 @@ TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {
   std::vector<std::string> exists = {"EXISTS"};  // one redis-cli run: counts the keys present
   for (const auto& id : acknowledged) exists.push_back("chessrl:game:" + id);
   EXPECT_EQ(redis_->cli(exists), std::to_string(acknowledged.size()));
+}
+
+// The processes whose command line (/proc/PID/cmdline, what ps shows)
+// contains `secret`, as "PID: cmdline" with the secret masked.
+std::vector<std::string> cmdlines_holding(const std::string& secret) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = slurp(entry.path().string() + "/cmdline");  // gone: empty
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (const auto at = cmdline.find(secret); at != std::string::npos) {
+      found.push_back(pid + ": " + cmdline.replace(at, secret.size(), "<secret>"));
+    }
+  }
+  return found;
+}
+
+// Scans every process's command line for `secret` on a thread until stopped.
+class CmdlineWatch {
+ public:
+  explicit CmdlineWatch(std::string secret)
+      : secret_(std::move(secret)), thread_([this] {
+          while (!stop_) {
+            auto seen = cmdlines_holding(secret_);
+            ++scans_;
+            std::lock_guard lock(mutex_);
+            found_.insert(found_.end(), seen.begin(), seen.end());
+          }
+        }) {}
+  ~CmdlineWatch() { stop(); }
+  // Stops scanning; what it found, and how many scans it made.
+  std::vector<std::string> stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard lock(mutex_);
+    return found_;
+  }
+  int scans() const { return scans_; }
+
+ private:
+  std::string secret_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> scans_{0};
+  std::mutex mutex_;
+  std::vector<std::string> found_;
+  std::thread thread_;
+};
+
+TEST_F(ReplayRedisTest, BinaryReadsThePasswordFromAFileAndNoCommandLineHoldsIt) {
+  // A Redis of its own with a password nothing else uses, so a hit is ours.
+  replay::RedisServer::Options redis_options;
+  redis_options.password = "scan-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  CmdlineWatch watch(redis_options.password);
+  auto redis = RedisServer::start(redis_options);
+  const std::string password_file = redis->dir() + "/password";
+  ASSERT_TRUE(write_private_file(password_file, redis_options.password + "\n").ok());
+  const int port = replay::free_port();
+  const std::string log = redis->dir() + "/replay.log";
+  Child child = spawn({CHESSRL_REPLAY_BINARY, "--listen", "127.0.0.1:" + std::to_string(port),
+                       "--metrics-listen", "off", "--redis-port", std::to_string(redis->port()),
+                       "--redis-password-file", password_file},
+                      log);
+  bool serving = false;
+  for (int i = 0; i < 200 && !serving; ++i) {
+    serving = testing::health(port) == grpc::health::v1::HealthCheckResponse::SERVING;
+    if (!serving) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(serving) << slurp(log);
+  rpc::ReplayClient client(testing::single_try_client(port));
+  auto reply = client.push_games(batch(7000, 2));
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  for (const auto& r : reply->results()) EXPECT_EQ(r.status(), v1::STORED) << r.detail();
+  // redis-cli runs too (with REDISCLI_AUTH) while the watch scans.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(redis->cli({"EXISTS", "chessrl:game:" + reply->results(0).id()}), "1");
+  // The scan does see a password on a command line: one put there on purpose.
+  Child control = spawn({"/bin/sh", "-c", "sleep 5", "scan-control", redis_options.password},
+                        log + ".control");
+  for (int i = 0; i < 200 && cmdlines_holding(redis_options.password).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(child.pid, SIGTERM);
+  EXPECT_EQ(child.wait_exit(), 0) << slurp(log);
+  std::vector<std::string> found = watch.stop();
+  EXPECT_GT(watch.scans(), 10);
+  std::vector<std::string> unexpected, control_seen;
+  for (const auto& f : found)
+    (f.find("scan-control") != std::string::npos ? control_seen : unexpected).push_back(f);
+  EXPECT_FALSE(control_seen.empty()) << "the scan missed the control process";
+  EXPECT_TRUE(unexpected.empty()) << ::testing::PrintToString(unexpected);
+}
+
+TEST_F(ReplayRedisTest, BinaryStopsOnAMissingOrEmptyPasswordFileNamingIt) {
+  const std::string missing = redis_->dir() + "/no-such-password";
+  const std::string log = redis_->dir() + "/missing.log";
+  Child child = spawn({CHESSRL_REPLAY_BINARY, "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+                       "--redis-port", std::to_string(redis_->port()), "--redis-password-file",
+                       missing},
+                      log);
+  EXPECT_EQ(child.wait_exit(), 1) << slurp(log);
+  EXPECT_NE(slurp(log).find("--redis-password-file " + missing + ": cannot read"), std::string::npos)
+      << slurp(log);
+  const std::string empty = redis_->dir() + "/empty-password";
+  ASSERT_TRUE(write_private_file(empty, "\n").ok());
+  Child blank = spawn({CHESSRL_REPLAY_BINARY, "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+                       "--redis-password-file", empty},
+                      log);
+  EXPECT_EQ(blank.wait_exit(), 1) << slurp(log);
+  EXPECT_NE(slurp(log).find("--redis-password-file " + empty + ": empty"), std::string::npos)
+      << slurp(log);
+}
+
+TEST_F(ReplayRedisTest, BinaryRefusesAPasswordOnTheCommandLineOrInItsConfig) {
+  const std::string log = redis_->dir() + "/flag.log";
+  Child flag = spawn({CHESSRL_REPLAY_BINARY, "--redis-password", "hunter2"}, log);
+  EXPECT_NE(flag.wait_exit(), 0);
+  for (const char* hint : {"--redis-password", "--redis-password-file", "CHESSRL_REDIS_PASSWORD"})
+    EXPECT_NE(slurp(log).find(hint), std::string::npos) << hint << " in " << slurp(log);
+  const std::string config = redis_->dir() + "/password.yaml";
+  std::ofstream(config) << "redis:\n  password: hunter2\n";
+  Child file = spawn({CHESSRL_REPLAY_BINARY, "--config", config}, log);
+  EXPECT_NE(file.wait_exit(), 0);
+  EXPECT_NE(slurp(log).find("--redis-password-file"), std::string::npos) << slurp(log);
+  // Both ways at once: which one wins would be a guess.
+  const std::string password_file = redis_->dir() + "/password";
+  ASSERT_TRUE(write_private_file(password_file, redis_->password()).ok());
+  ::setenv("CHESSRL_REDIS_PASSWORD", redis_->password().c_str(), 1);
+  Child both = spawn({CHESSRL_REPLAY_BINARY, "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+                      "--redis-password-file", password_file},
+                     log);
+  ::unsetenv("CHESSRL_REDIS_PASSWORD");
+  EXPECT_EQ(both.wait_exit(), 1);
+  EXPECT_NE(slurp(log).find("give the Redis password one way"), std::string::npos) << slurp(log);
 }
 
 TEST_F(ReplayRedisTest, BinaryRefusesAnUnknownConfigKey) {
