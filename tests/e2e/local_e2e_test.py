@@ -2,7 +2,10 @@
 """End-to-end test of `chessrl local` (label e2e): the whole loop with a tiny
 network and few visits, as a user runs it.
 
-Asserts: games reach Redis; the trainer publishes at least two versions;
+Asserts: the run's Redis directory is 0700 and its password and redis.conf
+0600; no process's command line holds the password (while it runs,
+scripts/secrets-in-cmdlines.py); games reach Redis; the trainer publishes at
+least two versions;
 self-play picks up a new version; the evaluator reports a result; every
 /metrics endpoint passes `promtool check metrics`; Ctrl-C (SIGINT) stops every
 process cleanly; a second run in the same directory resumes from the
@@ -17,6 +20,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+
+SCANNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                       "secrets-in-cmdlines.py")
 
 TINY = [
     "--net", "1x8", "--visits", "8", "--reduced-visits", "4", "--full-fraction", "0.5",
@@ -80,8 +86,9 @@ def read_state(run_dir, proc, timeout=60):
 def redis_keys(run_dir, state):
     with open(os.path.join(run_dir, "redis", "password")) as f:
         password = f.read().strip()
-    out = subprocess.run(["redis-cli", "-p", str(state["redis_port"]), "--no-auth-warning",
-                          "-a", password, "DBSIZE"], capture_output=True, text=True, timeout=10)
+    out = subprocess.run(["redis-cli", "-p", str(state["redis_port"]), "DBSIZE"],
+                         env={**os.environ, "REDISCLI_AUTH": password},
+                         capture_output=True, text=True, timeout=10)
     return int(out.stdout.strip() or 0)
 
 
@@ -118,6 +125,15 @@ def main():
         ports = {c["name"]: c["metrics_port"] for c in state["children"] if "metrics_port" in c}
         log("children: " + ", ".join(f"{n} :{p}" for n, p in sorted(ports.items())))
 
+        # Secrets: owner-only from the start, and on no command line.
+        for path, mode in (("redis", 0o700), ("redis/password", 0o600), ("redis/redis.conf", 0o600)):
+            actual = os.stat(os.path.join(run_dir, path)).st_mode & 0o777
+            if actual != mode:
+                fail(f"{path} has mode {actual:o}, not {mode:o}")
+        log("ok: run/redis is 0700, its password and redis.conf 0600")
+        scanner = subprocess.Popen([sys.executable, SCANNER, run_dir, "--for", "30"],
+                                   stdout=subprocess.PIPE, text=True)
+
         want = {
             "games reach Redis": lambda s, keys: keys > 0
             and s["replay"].get("chessrl_replay_games_stored_total", 0) > 0,
@@ -153,6 +169,11 @@ def main():
                     met[what] = time.time() - started
                     log(f"ok after {met[what]:.0f} s: {what}")
             time.sleep(1)
+
+        scan, _ = scanner.communicate(timeout=120)
+        if scanner.returncode != 0:
+            fail("secrets-in-cmdlines.py:\n" + scan)
+        log("ok: " + " / ".join(scan.strip().splitlines()))
 
         # Every endpoint's exposition passes promtool.
         for name, text in sorted(texts.items()):

@@ -6,11 +6,14 @@
 // run in the same directory resumes. Everything lives under --dir. A
 // Prometheus (Debian's `prometheus`) scrapes every child with the chart's
 // recording rules and alerts, its data under --dir too (--no-prometheus: none).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -23,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chessrl/core/error.h"
+#include "chessrl/core/files.h"
 #include "chessrl/core/stop_signals.h"
 #include "chessrl/core/subprocess.h"
 #include "chessrl/replay/redis_server.h"
@@ -100,18 +104,28 @@ std::string random_password() {
 }
 
 // The run directory's Redis password, made on the first run and kept, so a
-// second run opens the same data.
+// second run opens the same data. Created 0600 (write_private_file), never
+// readable by others, not even for a moment.
 std::string redis_password(const fs::path& redis_dir) {
   const fs::path file = redis_dir / "password";
-  if (std::ifstream in(file); in) {
-    std::string pw;
-    std::getline(in, pw);
-    if (!pw.empty()) return pw;
+  if (fs::exists(file)) {
+    if (auto pw = read_secret_file(file.string()); pw.ok()) {
+      fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);  // an older run's
+      return *pw;
+    }
   }
   const std::string pw = random_password();
-  std::ofstream(file) << pw << "\n";
-  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  write_private_file(file.string(), pw + "\n").value_or_throw();
   return pw;
+}
+
+// A directory for secrets: created 0700 by mkdir itself; one left by an older
+// run is narrowed to 0700.
+void make_private_dir(const fs::path& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw Error(dir.string() + ": cannot create: " + std::strerror(errno));
+  }
+  fs::permissions(dir, fs::perms::owner_all);
 }
 
 std::string listen(int port) { return "127.0.0.1:" + std::to_string(port); }
@@ -189,8 +203,9 @@ void LocalRun::start_prometheus() {
 
 void LocalRun::make_dirs() {
   root_ = fs::absolute(o_.dir);
-  for (const char* sub : {"logs", "redis", "checkpoints", "evaluator", "prometheus", "stats"})
+  for (const char* sub : {"logs", "checkpoints", "evaluator", "prometheus", "stats"})
     fs::create_directories(root_ / sub);
+  make_private_dir(root_ / "redis");  // its password, redis.conf and the data
   fs::remove(root_ / "local.json");  // the last run's ports and pids; written anew once started
   // When training in this directory began: the first run's start, kept across
   // resumed runs, so `chessrl curve` measures training time from it.
@@ -304,25 +319,25 @@ int LocalRun::run(const StopSignals& stop) {
   // Redis, with its data kept in run/redis (AOF: a second run resumes).
   const auto redis_program = find_program("redis-server");
   if (!redis_program) throw Error("redis-server not found: install it (scripts/install-deps.sh)");
+  // redis.conf holds the password (requirepass): created 0600, and redis-server
+  // gets only its path, so ps shows no password.
   {
-    std::ofstream conf(root_ / "redis" / "redis.conf");
+    std::ostringstream conf;
     conf << "port " << ports_.redis << "\nbind 127.0.0.1\ndir " << (root_ / "redis").string()
          << "\nrequirepass " << password
          << "\nappendonly yes\nappendfsync everysec\nsave \"\"\ndaemonize no\n"
             "protected-mode yes\nlogfile \"\"\n";
+    write_private_file((root_ / "redis" / "redis.conf").string(), conf.str()).value_or_throw();
   }
-  fs::permissions(root_ / "redis" / "redis.conf", fs::perms::owner_read | fs::perms::owner_write);
   launch("redis", {*redis_program, (root_ / "redis" / "redis.conf").string()}).value_or_throw();
 
-  // The replay service over it.
-  const std::vector<std::pair<std::string, std::string>> redis_env = {
-      {"CHESSRL_REDIS_PASSWORD", password}};
+  // The replay service over it; it reads the password from the run's file.
   Child* replay = launch("replay",
                          {binary("chessrl-replay"), "--listen", listen(ports_.replay),
                           "--metrics-listen", listen(ports_.replay_metrics), "--store", "redis",
-                          "--redis-port", std::to_string(ports_.redis), "--window-positions",
-                          std::to_string(o_.window)},
-                         redis_env)
+                          "--redis-port", std::to_string(ports_.redis), "--redis-password-file",
+                          (root_ / "redis" / "password").string(), "--window-positions",
+                          std::to_string(o_.window)})
                       .value_or_throw();
   metrics_ports_.push_back({"replay", ports_.replay_metrics});
   if (!wait_healthy(*replay, ports_.replay_metrics, stop)) {
