@@ -62,10 +62,16 @@ test('every pod of the release: names, security, env, volumes as rendered', () =
   assert.ok(pods['chess-rl-redis-0'].aliases.includes('chess-rl-redis'));
   assert.ok(pods['chess-rl-replay-abc-0'].aliases.includes('chess-rl-replay'));
   assert.ok(!pods['chess-rl-replay-abc-0'].aliases.includes('chess-rl-redis'));
-  // The Secret resolved, and $(REDIS_PASSWORD) expanded in Redis's args.
+  // The Secret resolved into the env; Redis's command is a script that reads it
+  // ($REDIS_PASSWORD), with the chart's $$( arriving as the shell's $(, and no
+  // password among its args.
   assert.equal(pods['chess-rl-replay-abc-0'].env.CHESSRL_REDIS_PASSWORD, password);
+  assert.equal(pods['chess-rl-redis-0'].env.REDIS_PASSWORD, password);
   const redis = pods['chess-rl-redis-0'].args;
-  assert.ok(redis.includes(password) && !redis.includes('$(REDIS_PASSWORD)'));
+  const script = redis[redis.length - 1];
+  assert.ok(!redis.some((a) => a.includes(password) && !a.startsWith('REDIS_PASSWORD=') && !a.startsWith('REDISCLI_AUTH=')),
+    'the password among Redis\'s args');
+  assert.match(script, /exec redis-server \/etc\/redis\/redis\.conf - <<EOF\nrequirepass "\$\(printf '%s' "\$REDIS_PASSWORD"/);
   // The downward API: the pod's name.
   assert.equal(pods['chess-rl-selfplay-abc-0'].env.CHESSRL_REPLICA, 'chess-rl-selfplay-abc-0');
   // The securityContext.

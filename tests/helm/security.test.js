@@ -87,7 +87,36 @@ describe('pod hardening', () => {
   }
 });
 
+// Flags that would take a secret itself (--redis-password, --requirepass, --token), not a
+// file holding one (--redis-password-file, --token-file).
+const SECRET_FLAG = /(^|\s)(--[\w-]*(password|requirepass|token|secret)|-a)(=|\s|$)/;
+
 describe('secrets', () => {
+  for (const [name, args] of sets) {
+    it(`no container or probe has a secret on its command line, where ps shows it (${setLabel(name)})`, async () => {
+      const problems = [];
+      for (const p of podTemplates(await render(args))) {
+        for (const { c } of containersOf(p.podSpec)) {
+          const where = `${p.what} container ${c.name}`;
+          // The kubelet expands $(VAR) in command and args: a secretKeyRef variable there
+          // is the secret itself in the process's argv ($$(VAR) is the escape, left alone).
+          const secretVars = (c.env || []).filter((e) => e.valueFrom && e.valueFrom.secretKeyRef).map((e) => e.name);
+          const words = [...(c.command || []), ...(c.args || [])].map((w) => ['command/args', String(w)]);
+          for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+            for (const w of (c[probe] && c[probe].exec && c[probe].exec.command) || []) words.push([probe, String(w)]);
+          }
+          for (const [what, w] of words) {
+            for (const v of secretVars) {
+              if (w.replaceAll(`$$(${v})`, '').includes(`$(${v})`)) problems.push(`${where} ${what}: $(${v}) (a secretKeyRef) in ${JSON.stringify(w)}`);
+            }
+            if (SECRET_FLAG.test(w)) problems.push(`${where} ${what}: a flag that takes a secret in ${JSON.stringify(w)}`);
+          }
+        }
+      }
+      assert.deepEqual(problems, []);
+    });
+  }
+
   it('the generated Redis password appears nowhere but in its Secret', async () => {
     const objs = await render([]);
     const secret = get(objs, 'Secret', `${F}-redis`);

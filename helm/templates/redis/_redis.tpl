@@ -1,6 +1,7 @@
 {{/*
 redis.conf: the chart's directives, then redis.config's. The password is not
-here: it comes from the Secret as --requirepass $(REDIS_PASSWORD).
+here: the container's start reads it from the Secret (REDIS_PASSWORD) and hands
+it to redis-server on stdin as `requirepass` (statefulset.yaml).
 */}}
 {{- define "chess-rl.redis.conf" -}}
 {{- $owned := list "port" "bind" "dir" "appendonly" "appendfsync" "requirepass" "masterauth" "daemonize" "supervised" "pidfile" "logfile" "include" "unixsocket" "protected-mode" "aclfile" "rename-command" -}}
