@@ -71,8 +71,9 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--data", s.data,
                  "train on a fixed data set instead of the replay service: a self-play records "
                  "file (JSON Lines) or a directory of *.jsonl files");
-  app.add_option("--max-sample", s.max_sample, "most positions per Sample call")
-      ->check(CLI::Range(1u, 1u << 20))
+  app.add_option("--max-sample", s.max_sample,
+                 "most positions per Sample call (the replay service's --max-sample must allow it)")
+      ->check(CLI::Range(1u, 65536u))
       ->capture_default_str();
   app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
       ->check(CLI::Range(1, 3600))

@@ -258,3 +258,102 @@ TEST_F(ReplayServiceTest, ShutdownEndsWatchersAndRefusesNewCalls) {
 
 }  // namespace
 }  // namespace chessrl::replay_service
+
+namespace chessrl::replay_service {
+namespace {
+
+// Limits: each refused with the limit named, nothing stored.
+class ReplayLimitsTest : public ::testing::Test {
+ protected:
+  ReplayLimitsTest() : games_(100000) {
+    auto options = testing::fast_server_options();
+    options.replay.max_push_games = 8;
+    options.models.max_model_bytes = 1 << 20;
+    options.models.max_chunk_bytes = 64 << 10;
+    server_ = std::make_unique<ReplayServer>(games_, models_, registry_, options);
+  }
+  rpc::ClientOptions client() const { return testing::single_try_client(server_->port()); }
+
+  replay::MemoryReplayStore games_;
+  replay::MemoryModelStore models_;
+  metrics::Registry registry_;
+  std::unique_ptr<ReplayServer> server_;
+};
+
+TEST_F(ReplayLimitsTest, APushOfMoreGamesThanTheLimitIsRefusedWhole) {
+  auto refused = rpc::ReplayClient(client()).push_games(batch(1, 9, 6));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("PushGames: RESOURCE_EXHAUSTED: PushGames: 9 games in one call; "
+                                 "at most 8 (--max-push-games); nothing was stored"),
+            std::string::npos)
+      << refused.error();
+  EXPECT_EQ(games_.stats()->games, 0u);
+  EXPECT_TRUE(rpc::ReplayClient(client()).push_games(batch(1, 8, 6)).ok());
+  EXPECT_EQ(games_.stats()->games, 8u);
+}
+
+TEST_F(ReplayLimitsTest, AModelNamingAnOversizeInItsFirstChunkIsRefusedBeforeTheRest) {
+  auto channel = rpc::make_channel(client());
+  auto stub = v1::ModelRegistry::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::ModelInfo reply;
+  auto writer = stub->PublishModel(&context, &reply);
+  v1::ModelChunk chunk;
+  chunk.mutable_info()->set_version(1);
+  chunk.mutable_info()->set_size_bytes(std::uint64_t{6} << 30);  // 6 GiB claimed
+  chunk.set_data("tiny");
+  writer->Write(chunk);
+  writer->WritesDone();
+  const grpc::Status status = writer->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "PublishModel: the model is larger than --max-model-bytes (1048576): its info says "
+            "6442450944 bytes");
+  EXPECT_FALSE(models_.latest()->has_value());
+}
+
+TEST_F(ReplayLimitsTest, ModelsOverTheSizeOrChunkLimitAreRefused) {
+  rpc::ModelRegistryClient registry(client());
+  v1::ModelInfo info;
+  info.set_version(1);
+  auto big = registry.publish(info, std::string((1 << 20) + 1, 'x'), 32 << 10);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().find("RESOURCE_EXHAUSTED: PublishModel: the model is larger than "
+                             "--max-model-bytes (1048576)"),
+            std::string::npos)
+      << big.error();
+  auto chunky = registry.publish(info, std::string(100 << 10, 'x'), 100 << 10);
+  ASSERT_FALSE(chunky.ok());
+  EXPECT_NE(chunky.error().find("a chunk is larger than 65536 bytes"), std::string::npos)
+      << chunky.error();
+  EXPECT_FALSE(models_.latest()->has_value());
+  auto fits = registry.publish(info, std::string(100 << 10, 'x'), 32 << 10);
+  ASSERT_TRUE(fits.ok()) << fits.error();
+}
+
+TEST_F(ReplayLimitsTest, AClientRefusesAModelOverItsOwnLimitFromTheFirstChunk) {
+  v1::ModelInfo info;
+  info.set_version(3);
+  ASSERT_TRUE(
+      rpc::ModelRegistryClient(client()).publish(info, std::string(200 << 10, 'm'), 32 << 10).ok());
+  auto small = client();
+  small.max_model_bytes = 100 << 10;
+  auto got = rpc::ModelRegistryClient(small).get(3);
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.error().find("GetModel: RESOURCE_EXHAUSTED: version 3 is 204800 bytes; this "
+                             "client takes at most 102400"),
+            std::string::npos)
+      << got.error();
+  auto whole = rpc::ModelRegistryClient(client()).get(3);
+  ASSERT_TRUE(whole.ok()) << whole.error();
+  EXPECT_EQ(whole->second.size(), 200u << 10);
+}
+
+TEST(BlobCrc32Test, MatchesZlibAndKnownValues) {
+  EXPECT_EQ(rpc::blob_crc32(""), 0u);
+  EXPECT_EQ(rpc::blob_crc32("123456789"), 0xCBF43926u);  // the CRC-32 check value
+}
+
+}  // namespace
+}  // namespace chessrl::replay_service

@@ -57,6 +57,7 @@ class RedisReplayStore::Pool : public redis::ConnectionPool {
 namespace {
 
 constexpr std::size_t kMaxSampleCount = 1'000'000;
+constexpr std::size_t kSampleChunk = 2048;  // positions per Lua call
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 constexpr std::string_view kUploadTtlSeconds = "3600";
 constexpr std::string_view kMetaPrefix = "meta.";
@@ -212,31 +213,42 @@ Result<SampledPositions> RedisReplayStore::sample(std::size_t count, std::uint64
     return fail("sample: " + std::to_string(count) + " positions asked, at most " +
                 std::to_string(kMaxSampleCount) + " per call");
   }
-  Command command = Command::script(redis::kSampleScript);
-  command.arg(options_.key_prefix).arg(std::uint64_t{count}).arg(lua_seed(seed));
-  auto reply = pool_->run(command);
-  if (!reply.ok()) return fail(reply.error());
-  const redisReply* array = reply->get();
-  std::optional<std::uint64_t> window;
-  if (array->type == REDIS_REPLY_ARRAY && array->elements >= 1) {
-    window = number<std::uint64_t>(array->element[0]);
-  }
-  if (!window) return fail(pool_->error("sample: " + describe(array)));
+  // One Lua call per kSampleChunk positions: a script blocks Redis while it
+  // runs, so a large sample must not be one long script.
   SampledPositions sampled;
-  sampled.window_positions = *window;
-  if (*window == 0 || count == 0) return sampled;
-  if (array->elements != count + 1) {
-    return fail(pool_->error("sample: " + std::to_string(array->elements - 1) +
-                             " positions returned for " + std::to_string(count)));
-  }
-  sampled.positions.reserve(count);
-  for (std::size_t i = 1; i < array->elements; ++i) {
-    const redisReply* position = array->element[i];
-    if (position->type != REDIS_REPLY_STRING) {
-      return fail(pool_->error("sample: a position in the window is missing"));
+  std::size_t chunk_index = 0;
+  do {
+    const std::size_t want = std::min(kSampleChunk, count - sampled.positions.size());
+    Command command = Command::script(redis::kSampleScript);
+    command.arg(options_.key_prefix)
+        .arg(std::uint64_t{want})
+        .arg(lua_seed(seed + 0x9e3779b97f4a7c15ULL * chunk_index++));
+    auto reply = pool_->run(command);
+    if (!reply.ok()) return fail(reply.error());
+    const redisReply* array = reply->get();
+    std::optional<std::uint64_t> window;
+    if (array->type == REDIS_REPLY_ARRAY && array->elements >= 1) {
+      window = number<std::uint64_t>(array->element[0]);
     }
-    sampled.positions.emplace_back(text(position));
-  }
+    if (!window) return fail(pool_->error("sample: " + describe(array)));
+    sampled.window_positions = *window;
+    if (*window == 0 || count == 0) {
+      sampled.positions.clear();
+      return sampled;
+    }
+    if (array->elements != want + 1) {
+      return fail(pool_->error("sample: " + std::to_string(array->elements - 1) +
+                               " positions returned for " + std::to_string(want)));
+    }
+    if (sampled.positions.empty()) sampled.positions.reserve(count);
+    for (std::size_t i = 1; i < array->elements; ++i) {
+      const redisReply* position = array->element[i];
+      if (position->type != REDIS_REPLY_STRING) {
+        return fail(pool_->error("sample: a position in the window is missing"));
+      }
+      sampled.positions.emplace_back(text(position));
+    }
+  } while (sampled.positions.size() < count);
   return sampled;
 }
 

@@ -72,6 +72,11 @@ grpc::Status with_retries(const ClientOptions& options, Call&& call) {
 
 }  // namespace
 
+std::uint32_t blob_crc32(std::string_view bytes) {
+  return static_cast<std::uint32_t>(
+      crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+}
+
 std::string describe(const char* call, const grpc::Status& status) {
   return std::string(call) + ": " + code_name(status.error_code()) + ": " + status.error_message();
 }
@@ -165,8 +170,7 @@ Result<v1::ModelInfo> ModelRegistryClient::publish(v1::ModelInfo info, std::stri
                                                    std::size_t chunk_bytes) {
   if (chunk_bytes == 0) chunk_bytes = 1 << 20;
   info.set_size_bytes(blob.size());
-  info.set_crc32(static_cast<std::uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef*>(blob.data()), static_cast<uInt>(blob.size()))));
+  info.set_crc32(blob_crc32(blob));
   v1::ModelInfo reply;
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     auto writer = stub_->PublishModel(&context, &reply);
@@ -199,6 +203,22 @@ Result<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::uint
     v1::ModelChunk chunk;
     while (reader->Read(&chunk)) {
       if (chunk.has_info()) out.first = chunk.info();
+      // Refused from the size the first chunk names, before the rest arrives;
+      // and a server sending more than it named is cut off.
+      const std::uint64_t named = out.first.size_bytes();
+      std::string too_big;
+      if (named > options_.max_model_bytes) {
+        too_big = "version " + std::to_string(out.first.version()) + " is " +
+                  std::to_string(named) + " bytes; this client takes at most " +
+                  std::to_string(options_.max_model_bytes);
+      } else if (out.second.size() + chunk.data().size() > named) {
+        too_big = "the server sent more than the " + std::to_string(named) + " bytes it named";
+      }
+      if (!too_big.empty()) {
+        context.TryCancel();
+        reader->Finish();
+        return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, too_big);
+      }
       out.second += chunk.data();
     }
     return reader->Finish();
@@ -208,9 +228,7 @@ Result<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::uint
     return fail("GetModel: received " + std::to_string(out.second.size()) + " bytes of " +
                 std::to_string(out.first.size_bytes()));
   }
-  const auto crc = static_cast<std::uint32_t>(crc32(
-      0L, reinterpret_cast<const Bytef*>(out.second.data()), static_cast<uInt>(out.second.size())));
-  if (crc != out.first.crc32()) return fail("GetModel: crc32 mismatch (the data was damaged)");
+  if (blob_crc32(out.second) != out.first.crc32()) return fail("GetModel: crc32 mismatch (the data was damaged)");
   return out;
 }
 

@@ -1,7 +1,5 @@
 #include "replay_service.h"
 
-#include <zlib.h>
-
 #include <chrono>
 #include <exception>
 #include <random>
@@ -185,6 +183,12 @@ Status ReplayServiceImpl::PushGames(grpc::ServerContext* context,
 }
 
 Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGamesReply& reply) {
+  if (request.games_size() > static_cast<int>(options_.max_push_games)) {
+    return Status(StatusCode::RESOURCE_EXHAUSTED,
+                  "PushGames: " + std::to_string(request.games_size()) +
+                      " games in one call; at most " + std::to_string(options_.max_push_games) +
+                      " (--max-push-games); nothing was stored");
+  }
   std::vector<replay::StoredGame> valid;
   std::vector<int> valid_index;  // request index of each valid game
   std::vector<std::size_t> rejected;
@@ -335,15 +339,27 @@ Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
                   "PublishModel: the first chunk must carry info with a version > 0");
   }
   replay::ModelMeta meta = from_proto(chunk.info());
+  const std::string too_large = "PublishModel: the model is larger than --max-model-bytes (" +
+                                std::to_string(options_.max_model_bytes) + ")";
+  // Refused from the size the first chunk names, before the rest arrives.
+  if (meta.size_bytes > options_.max_model_bytes) {
+    return Status(StatusCode::RESOURCE_EXHAUSTED,
+                  too_large + ": its info says " + std::to_string(meta.size_bytes) + " bytes");
+  }
+  const auto chunk_too_large = [&](const v1::ModelChunk& c) {
+    return c.data().size() > options_.max_chunk_bytes;
+  };
+  const std::string chunk_limit = "PublishModel: a chunk is larger than " +
+                                  std::to_string(options_.max_chunk_bytes) + " bytes";
+  if (chunk_too_large(chunk)) return Status(StatusCode::RESOURCE_EXHAUSTED, chunk_limit);
   std::string blob = std::move(*chunk.mutable_data());
   while (reader.Read(&chunk)) {
     if (chunk.has_info()) {
       return Status(StatusCode::INVALID_ARGUMENT, "PublishModel: info is allowed only first");
     }
+    if (chunk_too_large(chunk)) return Status(StatusCode::RESOURCE_EXHAUSTED, chunk_limit);
     if (blob.size() + chunk.data().size() > options_.max_model_bytes) {
-      return Status(StatusCode::RESOURCE_EXHAUSTED,
-                    "PublishModel: the model is larger than max_model_bytes (" +
-                        std::to_string(options_.max_model_bytes) + ")");
+      return Status(StatusCode::RESOURCE_EXHAUSTED, too_large);
     }
     blob += chunk.data();
   }
@@ -353,8 +369,7 @@ Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
                   "PublishModel: info says " + std::to_string(meta.size_bytes) +
                       " bytes, received " + std::to_string(blob.size()));
   }
-  const auto crc = static_cast<std::uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef*>(blob.data()), static_cast<uInt>(blob.size())));
+  const std::uint32_t crc = rpc::blob_crc32(blob);
   if (meta.crc32 != 0 && meta.crc32 != crc) {
     return Status(StatusCode::DATA_LOSS, "PublishModel: crc32 mismatch (the data was damaged)");
   }

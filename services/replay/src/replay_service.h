@@ -17,6 +17,7 @@
 #include "chessrl/replay/replay_store.h"
 #include "chessrl/replay/validation.h"
 #include "chessrl/rpc/auth.h"
+#include "chessrl/rpc/clients.h"
 #include "chessrl/v1/models.grpc.pb.h"
 #include "chessrl/v1/replay.grpc.pb.h"
 
@@ -25,6 +26,7 @@ namespace chessrl::replay_service {
 struct ReplayServiceOptions {
   replay::ValidationLimits limits;
   std::uint32_t max_sample = 16384;  // positions per Sample call
+  std::uint32_t max_push_games = 256;  // games per PushGames call
 };
 
 // The service's own series in a metrics registry (names in docs/metrics.md).
@@ -83,6 +85,7 @@ class ReplayServiceImpl final : public v1::ReplayService::Service {
 
 struct ModelRegistryOptions {
   std::uint64_t max_model_bytes = 1ull << 30;
+  std::uint32_t max_chunk_bytes = 4 << 20;  // PublishModel's data per message
   std::uint32_t chunk_bytes = 1 << 20;  // GetModel's data per message
   int watch_poll_ms = 1000;  // how often a watcher looks for versions other processes published
 };

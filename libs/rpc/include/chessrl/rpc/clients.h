@@ -46,8 +46,14 @@ struct ClientOptions {
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{5000};
   int max_message_bytes = 64 << 20;
+  // GetModel refuses a model larger than this as soon as its first chunk
+  // names its size, before the rest arrives.
+  std::uint64_t max_model_bytes = std::uint64_t{1} << 30;
   ClientSecurity security;
 };
+
+// zlib's CRC-32 of `bytes`, any length (crc32_z: no 4 GiB wrap).
+std::uint32_t blob_crc32(std::string_view bytes);
 
 // The options every client binary shares (--token-file, --tls, --tls-ca,
 // --tls-server-name; see security_flags.h), as given on its command line.
