@@ -48,6 +48,13 @@ std::vector<std::string> with_words(std::vector<std::string> argv, const std::st
   for (std::string word; words >> word;) argv.push_back(word);
   return argv;
 }
+// `argv`, then `more`, then the words of `extra`.
+std::vector<std::string> with_words(std::vector<std::string> argv,
+                                    const std::vector<std::string>& more,
+                                    const std::string& extra) {
+  argv.insert(argv.end(), more.begin(), more.end());
+  return with_words(std::move(argv), extra);
+}
 
 struct LocalOptions {
   std::string dir = "run";
@@ -87,6 +94,8 @@ struct LocalOptions {
   bool quiet = false;
   // Prometheus: scrapes every child; the chart's rules (helm/rules) by default.
   bool no_prometheus = false;
+  // Bearer tokens on the replay service and registry (run/auth, one per role).
+  bool no_auth = false;
   std::string prometheus_rules = std::string(CHESSRL_SOURCE_DIR) + "/helm/rules/chess-rl.yaml";
 };
 
@@ -129,6 +138,21 @@ void make_private_dir(const fs::path& dir) {
 }
 
 std::string listen(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+// The run's bearer tokens, one file per caller role in `dir` (0700; each file
+// 0600 from creation), made on the first run and kept. The replay service
+// reads the directory (--auth-dir); each client its own file (--token-file).
+void make_run_tokens(const fs::path& dir) {
+  make_private_dir(dir);
+  for (const char* role : {"selfplay", "trainer", "evaluator"}) {
+    const fs::path file = dir / role;
+    if (fs::exists(file) && read_secret_file(file.string()).ok()) {
+      fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+      continue;
+    }
+    write_private_file(file.string(), random_password() + "\n").value_or_throw();
+  }
+}
 
 class LocalRun {
  public:
@@ -310,6 +334,13 @@ int LocalRun::run(const StopSignals& stop) {
   make_dirs();
   plan_ports();
   const std::string password = redis_password(root_ / "redis");
+  const fs::path auth = root_ / "auth";
+  if (!o_.no_auth) make_run_tokens(auth);
+  // A client's --token-file, or nothing when tokens are off.
+  const auto token = [&](const char* role) {
+    return o_.no_auth ? std::vector<std::string>{}
+                      : std::vector<std::string>{"--token-file", (auth / role).string()};
+  };
   const auto started = Clock::now();
   auto say = [&](const std::string& text) {
     if (!o_.quiet) std::fprintf(stderr, "chessrl local: %s\n", text.c_str());
@@ -333,11 +364,14 @@ int LocalRun::run(const StopSignals& stop) {
 
   // The replay service over it; it reads the password from the run's file.
   Child* replay = launch("replay",
-                         {binary("chessrl-replay"), "--listen", listen(ports_.replay),
+                         with_words({binary("chessrl-replay"), "--listen", listen(ports_.replay),
                           "--metrics-listen", listen(ports_.replay_metrics), "--store", "redis",
                           "--redis-port", std::to_string(ports_.redis), "--redis-password-file",
                           (root_ / "redis" / "password").string(), "--window-positions",
-                          std::to_string(o_.window)})
+                          std::to_string(o_.window)},
+                         o_.no_auth ? std::vector<std::string>{}
+                                    : std::vector<std::string>{"--auth-dir", auth.string()},
+                         ""))
                       .value_or_throw();
   metrics_ports_.push_back({"replay", ports_.replay_metrics});
   if (!wait_healthy(*replay, ports_.replay_metrics, stop)) {
@@ -371,7 +405,7 @@ int LocalRun::run(const StopSignals& stop) {
             std::to_string(o_.publish_every), "--min-window", std::to_string(o_.min_window),
             "--max-reuse", std::to_string(o_.max_reuse), "--value-q-ratio",
             std::to_string(o_.value_q_ratio), "--threads", "1", "--log-every", "50"},
-           o_.trainer_args),
+           token("trainer"), o_.trainer_args),
            env)
         .value_or_throw();
     metrics_ports_.push_back({name, ports_.trainer_metrics[std::size_t(r)]});
@@ -389,7 +423,7 @@ int LocalRun::run(const StopSignals& stop) {
                   std::to_string(o_.adjudicate_material), "--final-temperature",
                   std::to_string(o_.final_temperature), "--threads", "1", "--workers", "1",
                   "--nn-threads", "1", "--version-stats",
-                  (root_ / "stats" / (name + ".jsonl")).string()}, o_.selfplay_args))
+                  (root_ / "stats" / (name + ".jsonl")).string()}, token("selfplay"), o_.selfplay_args))
         .value_or_throw();
     metrics_ports_.push_back({name, ports_.selfplay_metrics[std::size_t(i)]});
   }
@@ -406,6 +440,7 @@ int LocalRun::run(const StopSignals& stop) {
     evaluator.push_back("--engine");
     evaluator.push_back(e);
   }
+  for (auto& word : token("evaluator")) evaluator.push_back(std::move(word));
   launch("evaluator", with_words(std::move(evaluator), o_.evaluator_args)).value_or_throw();
   metrics_ports_.push_back({"evaluator", ports_.evaluator_metrics});
   if (!o_.no_prometheus) start_prometheus();
@@ -568,6 +603,9 @@ void add_local_command(CLI::App& app) {
       ->check(CLI::Range(0.2, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "Only the status line");
+  cmd->add_flag("--no-auth", o->no_auth,
+                "no bearer tokens on the replay service (by default each process gets its "
+                "role's token from run/auth)");
   cmd->add_flag("--no-prometheus", o->no_prometheus,
                 "Start no Prometheus (by default one scrapes every child, data under --dir)");
   cmd->add_option("--prometheus-rules", o->prometheus_rules,
