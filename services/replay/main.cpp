@@ -16,6 +16,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/replay/redis_store.h"
+#include "chessrl/rpc/security_flags.h"
 #include "replay_server.h"
 
 namespace {
@@ -27,6 +28,7 @@ struct Settings {
   std::string metrics_listen = "0.0.0.0:9102";
   int dedup_ttl_hours = 7 * 24;
   int shutdown_grace_s = 10;
+  chessrl::rpc::ServerSecurityFlags security;
   std::string redis_password_file;
 };
 
@@ -91,8 +93,17 @@ void add_options(CLI::App& app, Settings& s) {
                  "how long an evicted game's id still counts as a duplicate")
       ->check(CLI::Range(0, 24 * 365))
       ->capture_default_str();
-  app.add_option("--max-sample", s.server.replay.max_sample, "most positions per Sample call")
-      ->check(CLI::Range(1u, 1u << 20))
+  app.add_option("--max-sample", s.server.replay.max_sample,
+                 "most positions per Sample call (Redis answers it in Lua calls of at most 2048)")
+      ->check(CLI::Range(1u, 65536u))
+      ->capture_default_str();
+  app.add_option("--max-push-games", s.server.replay.max_push_games,
+                 "most games per PushGames call (one Redis transaction)")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  app.add_option("--max-message-bytes", s.server.max_message_bytes,
+                 "largest gRPC message received or sent")
+      ->check(CLI::Range(1 << 20, 1 << 30))
       ->capture_default_str();
   app.add_option("--max-game-bytes", s.server.replay.limits.max_game_bytes,
                  "largest accepted game (serialized bytes)")
@@ -105,6 +116,7 @@ void add_options(CLI::App& app, Settings& s) {
                  "largest accepted model checkpoint")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
       ->capture_default_str();
+  chessrl::rpc::add_server_security_options(app, s.security);
   app.add_option("--shutdown-grace", s.shutdown_grace_s,
                  "seconds calls in flight get to finish on SIGTERM")
       ->check(CLI::Range(0, 3600))
@@ -118,6 +130,22 @@ int serve(Settings& s) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto security = chessrl::rpc::load_server_security(s.security);
+  if (!security.ok()) throw chessrl::Error(security.error());
+  s.server.auth = std::move(security->auth);
+  s.server.tls_cert_pem = std::move(security->tls_cert_pem);
+  s.server.tls_key_pem = std::move(security->tls_key_pem);
+  if (s.server.auth.enabled()) {
+    std::fprintf(stderr, "chessrl-replay: calls need a bearer token (roles with one: %s)\n",
+                 s.server.auth.roles().c_str());
+  } else {
+    std::fprintf(stderr,
+                 "chessrl-replay: WARNING: authentication is off (no --auth-dir, no "
+                 "CHESSRL_TOKEN_* variable): anyone who reaches %s can push games, publish "
+                 "models and set the best version\n",
+                 s.server.listen.c_str());
+  }
 
   s.redis.dedup_ttl = std::chrono::hours(s.dedup_ttl_hours);
   std::unique_ptr<chessrl::replay::RedisReplayStore> redis;
@@ -152,9 +180,9 @@ int serve(Settings& s) {
         [&server] { return server.serving() ? "" : "store unreachable"; });
   }
   std::fprintf(stderr,
-               "chessrl-replay: serving gRPC on port %d (store %s, window %llu positions), "
+               "chessrl-replay: serving gRPC%s on port %d (store %s, window %llu positions), "
                "metrics %s\n",
-               server.port(), s.store.c_str(),
+               s.server.tls_cert_pem.empty() ? "" : " (TLS)", server.port(), s.store.c_str(),
                static_cast<unsigned long long>(s.redis.window_positions),
                exposer ? ("on port " + std::to_string(exposer->port())).c_str() : "off");
 
