@@ -15,6 +15,7 @@
 
 #include "chessrl/core/error.h"
 #include "chessrl/core/result.h"
+#include "chessrl/rpc/clients.h"
 #include "commands.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
@@ -29,13 +30,19 @@ struct ProbeOptions {
   std::vector<std::string> metrics;  // http://host[:port]/path: 200 and chessrl_build_info
   double timeout_s = 60;
   double attempt_s = 3;
+  // TLS for --grpc-health (the health service needs no token).
+  bool tls = false;
+  std::string tls_ca;
+  std::string tls_server_name;
+  rpc::ClientOptions channel;  // filled from them
 };
 
 // The one probe answer we print: what failed, or what it said.
 using Answer = Result<std::string>;
 
-Answer probe_grpc(const std::string& target, double attempt_s) {
-  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+Answer probe_grpc(const std::string& target, double attempt_s, rpc::ClientOptions options) {
+  options.address = target;
+  auto channel = rpc::make_channel(options);
   auto stub = grpc::health::v1::Health::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
@@ -136,7 +143,7 @@ int run_probe(const ProbeOptions& o) {
     Answer last = fail("not tried");
     for (;;) {
       ++attempts;
-      last = t.kind == "grpc-health" ? probe_grpc(t.where, o.attempt_s)
+      last = t.kind == "grpc-health" ? probe_grpc(t.where, o.attempt_s, o.channel)
                                      : probe_http(urls[i], t.kind == "metrics", o.attempt_s);
       if (last.ok() || Clock::now() >= deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -175,9 +182,21 @@ void add_probe_command(CLI::App& app) {
   cmd->add_option("--attempt-timeout", o->attempt_s, "seconds one attempt may take")
       ->check(CLI::Range(0.1, 600.0))
       ->capture_default_str();
+  cmd->add_flag("--tls", o->tls, "talk TLS to the --grpc-health servers");
+  cmd->add_option("--tls-ca", o->tls_ca, "CA certificate(s) (PEM) to trust; implies --tls");
+  cmd->add_option("--tls-server-name", o->tls_server_name,
+                  "the name the servers' certificates carry, when not the address's host");
   cmd->callback([o] {
     if (o->grpc.empty() && o->http.empty() && o->metrics.empty())
       throw CLI::ValidationError("probe", "name at least one --grpc-health, --http or --metrics");
+    rpc::ClientSecurityFlags flags;
+    flags.tls = o->tls;
+    flags.tls_ca_file = o->tls_ca;
+    flags.tls_server_name = o->tls_server_name;
+    auto security = rpc::load_client_security(flags);
+    if (!security.ok()) throw CLI::ValidationError("probe", security.error());
+    o->channel.security = std::move(security).value();
+    o->channel.security.token.clear();  // the health service is open; CHESSRL_TOKEN is not sent
     const int code = run_probe(*o);
     if (code != 0) throw CLI::RuntimeError(code);
   });
