@@ -40,6 +40,32 @@ check "probe of a stopped server exits non-zero" test $rc -ne 0
 check "both endpoints reported as failed" grep -qx "0 passed, 2 failed" <<<"$out"
 check "the gRPC failure names the address" grep -q "^FAIL grpc-health 127.0.0.1:$grpc_port: " <<<"$out"
 
+# TLS (and tokens, which the health service does not need): an openssl-made certificate.
+tls=$(mktemp -d)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=chessrl-replay -addext subjectAltName=DNS:chessrl-replay \
+  -keyout "$tls/key.pem" -out "$tls/cert.pem" 2>"$tls/openssl.log"
+check "openssl made a certificate" test -s "$tls/cert.pem"
+mkdir -m 700 "$tls/auth"
+for role in selfplay trainer evaluator; do openssl rand -hex 32 >"$tls/auth/$role"; done
+"$replay" --store memory --listen 127.0.0.1:0 --metrics-listen off --auth-dir "$tls/auth" \
+  --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem" 2>"$tls/replay.log" &
+tls_pid=$!
+for _ in $(seq 100); do grep -q "serving gRPC (TLS) on port" "$tls/replay.log" && break; sleep 0.1; done
+tls_port=$(sed -n 's/.*serving gRPC (TLS) on port \([0-9]*\).*/\1/p' "$tls/replay.log")
+check "a TLS replay started (port '$tls_port')" test -n "$tls_port"
+check "it says calls need a token" grep -q "calls need a bearer token (roles with one: selfplay, trainer, evaluator)" "$tls/replay.log"
+out=$("$bin" probe --grpc-health "127.0.0.1:$tls_port" --tls-ca "$tls/cert.pem" \
+      --tls-server-name chessrl-replay --timeout 20 2>&1); rc=$?
+check "probe over TLS trusting the certificate exits 0" test $rc -eq 0
+check "and the health service (no token needed) says SERVING" grep -q "^ok   grpc-health 127.0.0.1:$tls_port: SERVING" <<<"$out"
+out=$("$bin" probe --grpc-health "127.0.0.1:$tls_port" --timeout 1 --attempt-timeout 0.5 2>&1); rc=$?
+check "a plain-text probe of the TLS replay fails" test $rc -ne 0
+kill $tls_pid; wait $tls_pid 2>/dev/null
+rm -rf "$tls"
+out=$("$replay" --store memory --listen 127.0.0.1:0 --metrics-listen off --tls-cert /nonexistent 2>&1); rc=$?
+check "--tls-cert without --tls-key is refused" grep -q "go together" <<<"$out"
+
 out=$("$bin" probe --timeout 1 2>&1); rc=$?
 check "probe with no endpoint is refused" test $rc -ne 0
 check "and says what to give" grep -q -- "--grpc-health, --http or --metrics" <<<"$out"
