@@ -2,6 +2,7 @@
 // one server per test, on a free loopback port.
 #include "chessrl/replay/redis_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,8 +12,6 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -343,11 +342,20 @@ TEST(RedisServerHelper, KeepsThePasswordOffCommandLines) {
   });
   std::vector<std::string> holding;
   for (int scan = 0; scan < 50; ++scan) {
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      const std::string pid = entry.path().filename().string();
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
+         it.increment(ec)) {
+      const std::string pid = it->path().filename().string();
       if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream in(entry.path() / "cmdline");
-      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      // read(2), not std::ifstream: a process exiting mid-read fails it (ESRCH),
+      // which a stream would throw.
+      const int fd = ::open(("/proc/" + pid + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      std::string cmdline;
+      char buffer[4096];
+      for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+        cmdline.append(buffer, std::size_t(n));
+      ::close(fd);
       if (cmdline.find(options.password) != std::string::npos) holding.push_back(pid);
     }
   }

@@ -1,7 +1,9 @@
 // The replay service over a real redis-server (password set) on a free
 // loopback port: in-process for the protocol checks, and as the
 // chessrl-replay binary for configuration, health and SIGTERM.
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -361,15 +363,27 @@ TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {
   EXPECT_EQ(redis_->cli(exists), std::to_string(acknowledged.size()));
 }
 
+// /proc/PID/cmdline with read(2): a process that exits while it is read makes
+// read fail (ESRCH), which std::ifstream turns into an exception. Empty then.
+std::string read_cmdline(const std::string& pid) {
+  std::string out;
+  const int fd = ::open(("/proc/" + pid + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) out.append(buffer, std::size_t(n));
+  ::close(fd);
+  return out;
+}
+
 // The processes whose command line (/proc/PID/cmdline, what ps shows)
 // contains `secret`, as "PID: cmdline" with the secret masked.
 std::vector<std::string> cmdlines_holding(const std::string& secret) {
   std::vector<std::string> found;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string pid = entry.path().filename().string();
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string pid = it->path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = slurp(entry.path().string() + "/cmdline");  // gone: empty
+    std::string cmdline = read_cmdline(pid);
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (const auto at = cmdline.find(secret); at != std::string::npos) {
       found.push_back(pid + ": " + cmdline.replace(at, secret.size(), "<secret>"));
@@ -386,8 +400,11 @@ class CmdlineWatch {
           while (!stop_) {
             auto seen = cmdlines_holding(secret_);
             ++scans_;
-            std::lock_guard lock(mutex_);
-            found_.insert(found_.end(), seen.begin(), seen.end());
+            {
+              std::lock_guard lock(mutex_);
+              found_.insert(found_.end(), seen.begin(), seen.end());
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));  // not a whole core
           }
         }) {}
   ~CmdlineWatch() { stop(); }
@@ -436,9 +453,15 @@ TEST_F(ReplayRedisTest, BinaryReadsThePasswordFromAFileAndNoCommandLineHoldsIt) 
   for (const auto& r : reply->results()) EXPECT_EQ(r.status(), v1::STORED) << r.detail();
   // redis-cli runs too (with REDISCLI_AUTH) while the watch scans.
   for (int i = 0; i < 20; ++i) EXPECT_EQ(redis->cli({"EXISTS", "chessrl:game:" + reply->results(0).id()}), "1");
-  // The scan does see a password on a command line: one put there on purpose.
-  Child control = spawn({"/bin/sh", "-c", "sleep 5", "scan-control", redis_options.password},
-                        log + ".control");
+  // The scan does see a password on a command line: one put there on purpose,
+  // as the argv[0] of a sleep (one process, no child left behind by SIGKILL).
+  Child control;
+  {
+    std::string name = "scan-control " + redis_options.password;
+    std::string seconds = "5";
+    char* args[] = {name.data(), seconds.data(), nullptr};
+    ASSERT_EQ(::posix_spawn(&control.pid, "/bin/sleep", nullptr, nullptr, args, environ), 0);
+  }
   for (int i = 0; i < 200 && cmdlines_holding(redis_options.password).empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ::kill(child.pid, SIGTERM);
