@@ -50,6 +50,16 @@ describe('NOTES.txt (what helm install prints)', () => {
     /get secret mine -o jsonpath='\{\.data\.pw\}' \| base64 -d/);
   });
 
+  it('says where the bearer tokens are and how to roll the pods after changing them', async () => {
+    const notes = await renderNotes([]);
+    assert.match(notes, new RegExp(`get secret ${F}-auth -o jsonpath='\\{\\.data\\.evaluator\\}' \\| base64 -d`));
+    assert.match(notes, new RegExp(`rollout restart deployment,statefulset -l app\\.kubernetes\\.io/instance=${RELEASE},app\\.kubernetes\\.io/component!=redis`));
+    assert.match(await renderNotes(['--set', 'auth.existingSecret=mine']), /get secret mine -o jsonpath/);
+    assert.match(await renderNotes(['--set', 'auth.enabled=false']), /takes gRPC calls from anyone/);
+    assert.match(await renderNotes(['--set', 'tls.enabled=true', '--set', 'tls.existingSecret=c']),
+      new RegExp(`talks TLS \\(Secret c\\); clients check the name ${F}-replay`));
+  });
+
   it('with selfplay.replicas=null it leaves the number to kubectl scale', async () => {
     assert.match(await renderNotes(['--set', 'selfplay.replicas=null']), /helm upgrade leaves the number alone/);
     assert.match(await renderNotes([]), /helm upgrade sets it back to selfplay\.replicas=1/);
