@@ -220,7 +220,7 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
     const CpuSplit split = default_cpu_split();
     streams = std::max(1, split.workers * split.threads / threads);
   }
-  auto network = network_from_checkpoint(checkpoint);
+  auto network = network_from_checkpoint(checkpoint, options.limits);
   if (!network) return fail(network.error());
   if (device->is_cpu()) keep_large_blocks_in_the_heap();
   try {

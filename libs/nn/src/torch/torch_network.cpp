@@ -225,8 +225,10 @@ Result<void> load_weights(Network& network, const Checkpoint& checkpoint) {
   return {};
 }
 
-Result<Network> network_from_checkpoint(const Checkpoint& checkpoint) {
-  if (auto r = checkpoint.info.config.validate(); !r) return fail(r.error());
+Result<Network> network_from_checkpoint(const Checkpoint& checkpoint, const ModelLimits& limits) {
+  // Before anything is allocated: a header naming a huge network, or weights
+  // that do not add up to it, must not cost its size in memory.
+  if (auto r = check_model(checkpoint, limits); !r) return fail(r.error());
   Network network(checkpoint.info.config);
   if (auto r = load_weights(network, checkpoint); !r) return fail(r.error());
   return network;

@@ -8,6 +8,7 @@
 #include "chessrl/core/result.h"
 #include "chessrl/nn/backend.h"
 #include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/model_limits.h"
 
 namespace chessrl::nn {
 
@@ -20,12 +21,15 @@ struct TorchBackendOptions {
   int threads = 0;            // CPU threads per forward pass (process-wide); 0: default_cpu_split()
   bool channels_last = true;  // NHWC activations (much faster with oneDNN and cuDNN)
   bool fold_batchnorm = true;  // fold batch norm into the convolutions (inference only)
+  // Checked before the network is built (check_model): the parameter ceiling.
+  ModelLimits limits = {};
 };
 
 // A backend running the checkpoint's network. Its preferred_streams() is 2 on
 // CUDA and, on the CPU, the cores over `threads`. Fails on a bad device name, CUDA
-// asked for but not present (or LibTorch built without it), or fp16/bf16 on
-// the CPU; the error says which.
+// asked for but not present (or LibTorch built without it), fp16/bf16 on
+// the CPU, or a checkpoint check_model() refuses under options.limits (checked
+// before anything is allocated); the error says which.
 Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& checkpoint,
                                                              const TorchBackendOptions& options);
 

@@ -14,6 +14,7 @@
 
 #include "chessrl/core/result.h"
 #include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/model_limits.h"
 #include "chessrl/nn/network_config.h"
 
 namespace chessrl::nn {
@@ -139,7 +140,11 @@ Checkpoint to_checkpoint(Network& network, ModelInfo info);
 // missing, extra or of another shape. On failure the network is unchanged.
 Result<void> load_weights(Network& network, const Checkpoint& checkpoint);
 
-// A network built from the checkpoint's architecture with its weights.
-Result<Network> network_from_checkpoint(const Checkpoint& checkpoint);
+// A network built from the checkpoint's architecture with its weights. Runs
+// check_model(checkpoint, limits) first (model_limits.h), so a checkpoint over
+// the ceiling or whose weights do not match its architecture is refused, naming
+// the numbers, before any tensor is allocated.
+Result<Network> network_from_checkpoint(const Checkpoint& checkpoint,
+                                        const ModelLimits& limits = {});
 
 }  // namespace chessrl::nn
