@@ -23,6 +23,11 @@ void BackendSetup::add_options(CLI::App& app, const std::string& default_backend
   app.add_option("--nn-threads", threads,
                  "LibTorch CPU threads per forward pass (0: the cores over the evaluator workers)")
       ->check(CLI::Range(0, 1024));
+  app.add_option("--max-model-params", max_model_params,
+                 "Refuse a --model whose architecture has more parameters than this, before "
+                 "allocating it (0: no ceiling)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 std::shared_ptr<nn::InferenceBackend> BackendSetup::make() const {
@@ -49,6 +54,8 @@ std::shared_ptr<nn::InferenceBackend> BackendSetup::make() const {
   if (!p) throw Error("--precision: " + p.error());
   options.precision = *p;
   options.threads = threads;
+  // A fresh --net is built already: the ceiling guards files only.
+  options.limits.max_parameters = model.empty() ? 0 : max_model_params;
   auto made = nn::make_torch_backend(checkpoint, options);
   if (!made) throw Error(made.error());
   return std::shared_ptr<nn::InferenceBackend>(std::move(made).value());

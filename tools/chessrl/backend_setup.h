@@ -8,6 +8,7 @@
 #include <string>
 
 #include "chessrl/nn/backend.h"
+#include "chessrl/nn/model_limits.h"
 
 namespace chessrl::tool {
 
@@ -18,8 +19,11 @@ struct BackendSetup {
   std::string device = "cpu";
   std::string precision = "fp32";
   int threads = 0;  // CPU threads per forward pass; 0: the cores over the workers
+  // --model's parameter ceiling (nn::check_model); a fresh --net has none.
+  std::int64_t max_model_params = nn::kDefaultMaxModelParams;
 
-  // Registers --model, --backend, --net, --device, --precision, --threads.
+  // Registers --model, --backend, --net, --device, --precision, --threads,
+  // --max-model-params.
   void add_options(CLI::App& app, const std::string& default_backend = "torch");
   // BatchEvaluator workers for this setup: the backend's preferred streams.
   // Throws chessrl::Error with a clear message on a bad file or option.

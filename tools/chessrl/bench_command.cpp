@@ -87,6 +87,7 @@ struct NnBenchOptions {
   double seconds = 2.0;
   int repeat = 5;
   std::string model;
+  std::int64_t max_model_params = nn::kDefaultMaxModelParams;  // for --model only
   std::string backend = "torch";
 };
 
@@ -217,6 +218,8 @@ void run_nn_bench(NnBenchOptions o) {
     } else {
       const nn::Checkpoint checkpoint = bench_checkpoint(o, net);
       name = checkpoint.info.config.name();
+      // Fresh --net networks are built already: the ceiling guards --model only.
+      backend_options.limits.max_parameters = o.model.empty() ? 0 : o.max_model_params;
       backend = nn::make_torch_backend(checkpoint, backend_options).value_or_throw();
     }
     if (!header) {
@@ -308,6 +311,12 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   nn_cmd->add_option("--model", o->model, "Benchmark this checkpoint instead of fresh networks");
+  nn_cmd
+      ->add_option("--max-model-params", o->max_model_params,
+                   "Refuse a --model whose architecture has more parameters than this, before "
+                   "allocating it (0: no ceiling)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   nn_cmd
       ->add_option("--backend", o->backend,
                    "torch, or uniform/random: no network, to measure BatchEvaluator's own cost")

@@ -27,6 +27,7 @@
 #include "chessrl/eval/match.h"
 #include "chessrl/eval/uci_engine.h"
 #include "chessrl/mcts/random.h"
+#include "chessrl/nn/model_limits.h"
 #include "commands.h"
 #include "curve.h"
 #include "local_defaults.h"
@@ -52,6 +53,7 @@ struct CurveCommandOptions {
   std::string out;
   bool no_plot = false;
   std::string device = "cpu";
+  std::int64_t max_model_params = nn::kDefaultMaxModelParams;
 };
 
 struct Anchor {
@@ -215,7 +217,8 @@ void run_curve(const CurveCommandOptions& o) {
         continue;
       }
       if (!model) {
-        networks = std::make_unique<Networks>(std::min(o.threads, 2 * o.pairs), 8, o.device);
+        networks = std::make_unique<Networks>(std::min(o.threads, 2 * o.pairs), 8, o.device,
+                                              o.max_model_params);
         model = make_side("model:" + v.path, "model", mcts::mix64(o.seed ^ (v.version << 8)),
                           o.visits, *networks);
       }
@@ -383,6 +386,11 @@ void add_curve_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "Where the table and the plot go (default: RUN/curve)");
   cmd->add_flag("--no-plot", o->no_plot, "Write the table only (no gnuplot)");
   cmd->add_option("--device", o->device, "Device of the networks: cpu, cuda or cuda:N")
+      ->capture_default_str();
+  cmd->add_option("--max-model-params", o->max_model_params,
+                  "Refuse a saved model whose architecture has more parameters than this, before "
+                  "allocating it (0: no ceiling)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->callback([o] { run_curve(*o); });
 }

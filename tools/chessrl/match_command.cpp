@@ -16,6 +16,7 @@
 #include "chessrl/core/error.h"
 #include "chessrl/eval/match.h"
 #include "chessrl/mcts/random.h"
+#include "chessrl/nn/model_limits.h"
 #include "commands.h"
 #include "match_players.h"
 
@@ -27,6 +28,7 @@ struct MatchCommandOptions {
   eval::MatchOptions match;
   int visits = 64;
   std::string device = "cpu";
+  std::int64_t max_model_params = nn::kDefaultMaxModelParams;
   std::string pgn;
 };
 
@@ -35,7 +37,7 @@ extern "C" void on_match_interrupt(int) { g_interrupted = true; }
 
 void run_match(const MatchCommandOptions& o) {
   if (auto valid = o.match.validate(); !valid) throw Error(valid.error());
-  Networks networks(std::min(o.match.threads, 2 * o.match.pairs), 8, o.device);
+  Networks networks(std::min(o.match.threads, 2 * o.match.pairs), 8, o.device, o.max_model_params);
   const eval::PlayerFactory first =
       make_side(o.first, "--first", mcts::mix64(o.match.seed ^ 1), o.visits, networks);
   const eval::PlayerFactory second =
@@ -130,6 +132,11 @@ void add_match_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--device", o->device, "Device of model: networks: cpu, cuda or cuda:N")
+      ->capture_default_str();
+  cmd->add_option("--max-model-params", o->max_model_params,
+                  "Refuse a model: checkpoint whose architecture has more parameters than this, "
+                  "before allocating it (0: no ceiling)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--pgn", o->pgn, "Append every game to this PGN file as it ends");
   cmd->callback([o] { run_match(*o); });

@@ -15,8 +15,11 @@
 
 namespace chessrl::tool {
 
-Networks::Networks(int threads, int leaves, std::string device)
-    : threads_(threads), leaves_(leaves), device_(std::move(device)) {}
+Networks::Networks(int threads, int leaves, std::string device, std::int64_t max_model_params)
+    : threads_(threads),
+      leaves_(leaves),
+      device_(std::move(device)),
+      max_model_params_(max_model_params) {}
 
 nn::BatchEvaluator& Networks::get(const std::string& key, const std::string& option) {
   auto& slot = evaluators_[key];
@@ -33,6 +36,7 @@ std::shared_ptr<nn::InferenceBackend> Networks::make_backend(const std::string& 
   if (!checkpoint) throw Error(option + " " + key + ": " + checkpoint.error());
   nn::TorchBackendOptions o;
   o.device = device_;
+  o.limits.max_parameters = max_model_params_;
   auto backend = nn::make_torch_backend(*checkpoint, o);
   if (!backend) throw Error(option + " " + key + ": " + backend.error());
   return std::shared_ptr<nn::InferenceBackend>(std::move(backend).value());

@@ -11,6 +11,7 @@
 
 #include "chessrl/eval/player.h"
 #include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/nn/model_limits.h"
 
 namespace chessrl::tool {
 
@@ -19,8 +20,11 @@ namespace chessrl::tool {
 class Networks {
  public:
   // `threads` match threads, each searching `leaves` leaves a round, size the
-  // evaluator's batches; `device` is where model: networks run (cpu, cuda).
-  Networks(int threads, int leaves, std::string device);
+  // evaluator's batches; `device` is where model: networks run (cpu, cuda);
+  // a checkpoint with more than `max_model_params` parameters is refused
+  // before it is allocated (0: no ceiling).
+  Networks(int threads, int leaves, std::string device,
+           std::int64_t max_model_params = nn::kDefaultMaxModelParams);
 
   // The evaluator for "uniform" or "model:PATH", made on first use. Throws
   // chessrl::Error prefixed with `option` when the checkpoint does not load.
@@ -33,6 +37,7 @@ class Networks {
 
   int threads_, leaves_;
   std::string device_;
+  std::int64_t max_model_params_;
   std::map<std::string, std::unique_ptr<nn::BatchEvaluator>> evaluators_;
 };
 

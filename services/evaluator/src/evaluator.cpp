@@ -119,6 +119,7 @@ ModelLoaderOptions Evaluator::loader_options(std::uint64_t version, bool save) c
   ModelLoaderOptions o;
   o.backend.device = options_.device;
   o.backend.threads = options_.nn_threads;
+  o.backend.limits.max_parameters = options_.max_model_params;
   o.max_batch = options_.threads * options_.leaves;
   if (save && options_.save_models) o.save_path = state_.model_path(version);
   return o;
@@ -165,8 +166,11 @@ bool Evaluator::load_candidate(std::uint64_t version, std::shared_ptr<LoadedMode
       return end(out, Outcome::kRetry, loaded.message);
     case LoadError::kBackend:
       return end(out, Outcome::kFatal, loaded.message);
+    case LoadError::kRefused:
     case LoadError::kModel:
       registry_ok();
+      if (loaded.error == LoadError::kRefused) metrics_.models_refused_total.inc();
+      // Marked evaluated below (and saved), so it is never fetched again.
       log_(loaded.message + " (skipped)");
       out.report.note = "skipped: " + loaded.message;
       progress_.last_evaluated = std::max(progress_.last_evaluated, version);
@@ -229,7 +233,11 @@ bool Evaluator::gate(const std::shared_ptr<LoadedModel>& candidate, const std::a
       return end(out, Outcome::kRetry, loaded.message);
     }
     if (loaded.error == LoadError::kBackend) return end(out, Outcome::kFatal, loaded.message);
-    if (loaded.error == LoadError::kModel) {
+    if (loaded.error == LoadError::kModel || loaded.error == LoadError::kRefused) {
+      if (loaded.error == LoadError::kRefused) {
+        metrics_.models_refused_total.inc();
+        log_("the best, " + loaded.message);
+      }
       if (!promote_alone("the best does not load: " + loaded.message)) return false;
     } else {
       if (loaded.model != nullptr) best_ = std::move(loaded.model);

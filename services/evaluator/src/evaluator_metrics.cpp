@@ -10,6 +10,10 @@ EvaluatorMetrics::EvaluatorMetrics(metrics::Registry& registry)
                            "Candidates that became best (the first version included)")),
       match_seconds_total(
           registry.counter("chessrl_eval_match_seconds_total", "Wall time spent in matches")),
+      models_refused_total(registry.counter(
+          "chessrl_eval_models_refused_total",
+          "Model versions refused before loading: over --max-model-params, or weights that do "
+          "not match the architecture they name (skipped, never fetched again)")),
       model_version(registry.gauge("chessrl_model_version", "Model version last evaluated")),
       best_version(registry.gauge("chessrl_eval_best_version",
                                   "The registry's best version as the evaluator last saw it")),

@@ -25,6 +25,7 @@ class EvaluatorMetrics {
   metrics::Counter& matches_total;
   metrics::Counter& promotions_total;
   metrics::Counter& match_seconds_total;
+  metrics::Counter& models_refused_total;  // versions nn::check_model refused
   metrics::Gauge& model_version;
   metrics::Gauge& best_version;
 

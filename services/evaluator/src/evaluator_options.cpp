@@ -92,6 +92,11 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
                  "LibTorch CPU threads per forward pass (0: the cores over the evaluator workers)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  app.add_option("--max-model-params", o.max_model_params,
+                 "refuse a model version whose architecture has more parameters than this, "
+                 "before allocating it; it is skipped and counted (0: no ceiling)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 
   // The matches.
   app.add_option("--threads", o.threads, "games played at once")

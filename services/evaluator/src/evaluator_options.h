@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "chessrl/nn/model_limits.h"
 
 namespace chessrl::evaluator {
 
@@ -27,6 +28,9 @@ struct EvaluatorOptions {
   int random_plies = 2;  // plies sampled by visits at the start, so paired games vary
   std::string device = "cpu";
   int nn_threads = 0;  // LibTorch CPU threads per forward pass (0: its split)
+  // A version whose architecture has more parameters is refused before
+  // anything is allocated, skipped and counted (0: no ceiling).
+  std::int64_t max_model_params = nn::kDefaultMaxModelParams;
 
   // The matches.
   int threads = 2;  // games played at once

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/model_limits.h"
 #include "evaluator_state.h"
 
 namespace chessrl::evaluator {
@@ -28,6 +29,12 @@ LoadResult load_model(rpc::ModelRegistryClient& registry, std::uint64_t version,
   if (!checkpoint.ok()) {
     out.error = LoadError::kModel;
     out.message = name + ": not a usable checkpoint: " + checkpoint.error();
+    return out;
+  }
+  // Before anything is allocated for the network (and before it is saved).
+  if (auto checked = nn::check_model(*checkpoint, options.backend.limits); !checked.ok()) {
+    out.error = LoadError::kRefused;
+    out.message = name + ": " + checked.error();
     return out;
   }
   if (!options.save_path.empty()) {

@@ -26,6 +26,8 @@ enum class LoadError {
   kNone,
   kRegistry,  // the registry failed to answer (try again later)
   kModel,     // the version is missing or not a usable checkpoint (skip it)
+  kRefused,   // nn::check_model refused it before anything was allocated: over
+              // --max-model-params, or weights that do not match its header (skip it)
   kBackend,   // the backend cannot be built (a configuration error: stop)
 };
 
@@ -36,9 +38,10 @@ struct LoadResult {
 };
 
 struct ModelLoaderOptions {
-  nn::TorchBackendOptions backend;
-  int max_batch = 16;  // match threads x leaves per round is enough
-  // When not empty, the fetched bytes are also written here (atomically).
+  nn::TorchBackendOptions backend;  // its limits: the parameter ceiling
+  int max_batch = 16;               // match threads x leaves per round is enough
+  // When not empty, the fetched bytes are also written here (atomically),
+  // once the checkpoint has passed nn::check_model.
   std::string save_path;
 };
 

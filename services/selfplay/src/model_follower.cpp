@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/model_limits.h"
 #include "chessrl/nn/torch_network.h"
 
 namespace chessrl::selfplay_service {
@@ -38,16 +39,27 @@ Result<PlayingModel> fresh_network_model(const nn::NetworkConfig& config, std::u
                                          const nn::TorchBackendOptions& options) {
   nn::Network network = nn::make_network(config, seed);
   network->eval();
-  auto model = from_checkpoint(nn::to_checkpoint(network, {}), 0, options);
+  // The operator's own --net, built already: no ceiling applies.
+  nn::TorchBackendOptions unlimited = options;
+  unlimited.limits.max_parameters = 0;
+  auto model = from_checkpoint(nn::to_checkpoint(network, {}), 0, unlimited);
   if (model.ok()) model->description = "bootstrap: fresh random " + model->description;
   return model;
 }
 
 Result<PlayingModel> load_model(std::string_view bytes, std::uint64_t version,
                                 const nn::TorchBackendOptions& options) {
+  return load_checked_model(bytes, version, options).model;
+}
+
+CheckedModel load_checked_model(std::string_view bytes, std::uint64_t version,
+                                const nn::TorchBackendOptions& options) {
   auto checkpoint = nn::parse_checkpoint(bytes);
-  if (!checkpoint.ok()) return fail("not a usable checkpoint: " + checkpoint.error());
-  return from_checkpoint(*checkpoint, version, options);
+  if (!checkpoint.ok()) return {fail("not a usable checkpoint: " + checkpoint.error()), false};
+  // Before the backend allocates anything: the ceiling and the weights' sizes.
+  if (auto checked = nn::check_model(*checkpoint, options.limits); !checked.ok())
+    return {fail(checked.error()), true};
+  return {from_checkpoint(*checkpoint, version, options), false};
 }
 
 Result<PlayingModel> model_from_file(const std::string& path,
@@ -64,8 +76,11 @@ Result<PlayingModel> model_from_file(const std::string& path,
 }
 
 ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch,
-                             LogFunction log)
-    : options_(std::move(registry)), torch_(std::move(torch)), log_(std::move(log)) {
+                             LogFunction log, RefusedFunction on_refused)
+    : options_(std::move(registry)),
+      torch_(std::move(torch)),
+      log_(std::move(log)),
+      on_refused_(std::move(on_refused)) {
   channel_ = rpc::make_channel(options_);
   client_ = std::make_unique<rpc::ModelRegistryClient>(options_, channel_);
   load_thread_ = std::thread([this] { load_loop(); });
@@ -108,6 +123,11 @@ std::optional<ModelFollower::Pending> ModelFollower::take() {
   ready_ = false;
   changed_.notify_all();
   return out;
+}
+
+std::vector<std::uint64_t> ModelFollower::refused() const {
+  std::lock_guard lock(mutex_);
+  return refused_;
 }
 
 void ModelFollower::settle() {
@@ -179,11 +199,18 @@ void ModelFollower::load_loop() {
     failing = false;
 
     const auto started = Clock::now();
-    auto model = load_model(got->second, version, torch_);
+    auto [model, refused] = load_checked_model(got->second, version, torch_);
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     std::lock_guard lock(mutex_);
+    // Only versions above attempted_ are fetched: a refused or unusable
+    // version is never downloaded again by this process.
     attempted_ = std::max(attempted_, version);
-    if (!model.ok()) {
+    if (refused) {
+      refused_.push_back(version);
+      log_("model version " + std::to_string(version) + " refused, not fetched again (self-play " +
+           "stays on version " + std::to_string(playing_) + "): " + model.error());
+      if (on_refused_) on_refused_(version);
+    } else if (!model.ok()) {
       log_("model version " + std::to_string(version) +
            " is unusable, skipped (self-play stays on "
            "version " +

@@ -3,8 +3,10 @@
 // loader thread downloads the newest one newer than the one playing, parses
 // it and builds its backend while self-play goes on, then raises ready(): the
 // runner's drain flag. A model that does not parse or build is logged and
-// skipped (self-play stays on the old one); a download that fails is retried
-// with backoff. Thread-safe.
+// skipped (self-play stays on the old one); one that check_model() refuses
+// (over --max-model-params, or weights that do not match its header) is
+// refused before anything is allocated, logged once and counted; neither is
+// fetched again. A download that fails is retried with backoff. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -18,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "chessrl/core/result.h"
 #include "chessrl/nn/backend.h"
@@ -40,8 +43,17 @@ PlayingModel uniform_model();
 Result<PlayingModel> fresh_network_model(const nn::NetworkConfig& config, std::uint64_t seed,
                                          const nn::TorchBackendOptions& options);
 // A checkpoint's bytes as registry version `version`; errors say what is wrong
-// (not a checkpoint, corrupt, an architecture that does not build, a device).
+// (not a checkpoint, corrupt, refused by nn::check_model under options.limits,
+// an architecture that does not build, a device).
 Result<PlayingModel> load_model(std::string_view bytes, std::uint64_t version,
+                                const nn::TorchBackendOptions& options);
+// The same, telling a refusal by nn::check_model (refused: nothing was
+// allocated for the network) from the other failures.
+struct CheckedModel {
+  Result<PlayingModel> model;
+  bool refused = false;
+};
+CheckedModel load_checked_model(std::string_view bytes, std::uint64_t version,
                                 const nn::TorchBackendOptions& options);
 // A checkpoint file, with the version written in it; errors name the path.
 Result<PlayingModel> model_from_file(const std::string& path,
@@ -51,6 +63,8 @@ class ModelFollower {
  public:
   using Clock = std::chrono::steady_clock;
   using LogFunction = std::function<void(const std::string&)>;
+  // Called (on the loader thread) once per version check_model() refused.
+  using RefusedFunction = std::function<void(std::uint64_t version)>;
   struct Pending {
     PlayingModel model;
     Clock::time_point ready_at;  // when ready() was raised
@@ -58,7 +72,8 @@ class ModelFollower {
 
   // Starts the threads: the first thing the loader does is ask for the
   // latest version once.
-  ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch, LogFunction log);
+  ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch, LogFunction log,
+                RefusedFunction on_refused = {});
   ~ModelFollower();  // stops and joins the threads (a download in flight ends first)
   ModelFollower(const ModelFollower&) = delete;
   ModelFollower& operator=(const ModelFollower&) = delete;
@@ -71,6 +86,8 @@ class ModelFollower {
   const std::atomic<bool>& ready() const { return ready_; }
   // The waiting model, which from now on counts as the one playing; clears ready().
   std::optional<Pending> take();
+  // The versions refused so far, in order.
+  std::vector<std::uint64_t> refused() const;
 
  private:
   void load_loop();
@@ -79,16 +96,18 @@ class ModelFollower {
   rpc::ClientOptions options_;
   nn::TorchBackendOptions torch_;
   LogFunction log_;
+  RefusedFunction on_refused_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<rpc::ModelRegistryClient> client_;
 
   std::atomic<bool> stop_{false};
   std::atomic<bool> ready_{false};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::uint64_t newest_ = 0;     // the newest version the registry has shown
   std::uint64_t attempted_ = 0;  // the newest version loaded or found bad
   std::uint64_t playing_ = 0;
+  std::vector<std::uint64_t> refused_;
   std::optional<Pending> pending_;
   bool settled_ = false;
   std::thread watch_thread_, load_thread_;

@@ -190,6 +190,9 @@ SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
                             "Registry version of the model playing (0: a bootstrap, none)")),
       model_swaps(r.counter("chessrl_selfplay_model_swaps_total",
                             "Times self-play switched to a newer model")),
+      models_refused(r.counter("chessrl_selfplay_models_refused_total",
+                               "Model versions refused before loading: over --max-model-params, "
+                               "or weights that do not match the architecture they name")),
       drain_seconds(r.counter("chessrl_selfplay_drain_seconds_total",
                               "Seconds spent finishing the games in progress before a switch")),
       lookups(r.counter("chessrl_inference_requests_total",
@@ -294,7 +297,9 @@ int SelfplayService::run() {
     registry_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
     registry_options.attempts = 3;
     log("following the model registry at " + s.registry);
-    follower = std::make_unique<ModelFollower>(registry_options, s.torch, log_fn);
+    follower = std::make_unique<ModelFollower>(
+        registry_options, s.torch, log_fn,
+        [&metrics](std::uint64_t) { metrics.models_refused.inc(); });
     follower->wait_settled(std::chrono::seconds(s.rpc_deadline_s) + std::chrono::seconds(5));
     if (auto pending = follower->take()) model = std::move(pending->model);
   }

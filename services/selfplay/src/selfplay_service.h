@@ -27,6 +27,7 @@ struct SelfplayMetrics {
   metrics::Counter& forward_seconds;
   metrics::Gauge& model_version;
   metrics::Counter& model_swaps;
+  metrics::Counter& models_refused;  // versions check_model() refused (never fetched again)
   metrics::Counter& drain_seconds;
   metrics::Counter& lookups;      // positions asked of the evaluator, cache hits included
   metrics::Counter& cache_hits;   // ... answered from the position cache

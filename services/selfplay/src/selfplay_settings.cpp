@@ -46,6 +46,12 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--nn-threads", s.nn_threads,
                  "LibTorch CPU threads per forward pass (0: the cores over the evaluator workers)")
       ->check(CLI::Range(0, 1024));
+  app.add_option("--max-model-params", s.max_model_params,
+                 "refuse a model (from the registry or --model) whose architecture has more "
+                 "parameters than this, before allocating it; the version is skipped and counted "
+                 "(0: no ceiling)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 
   // Play: the names and meanings of `chessrl selfplay`.
   selfplay::add_game_options(app, c);
@@ -114,6 +120,7 @@ Result<void> resolve(Settings& s, const CLI::App& app) {
   if (!precision.ok()) return fail("--precision: " + precision.error());
   s.torch.precision = *precision;
   s.torch.threads = s.nn_threads;
+  s.torch.limits.max_parameters = s.max_model_params;
   if (s.bootstrap == "net") {
     auto net = nn::parse_network_name(s.net);
     if (!net.ok()) return fail("--net " + s.net + ": " + net.error());

@@ -13,6 +13,7 @@
 
 #include "chessrl/core/result.h"
 #include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/nn/model_limits.h"
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "game_pusher.h"
@@ -34,6 +35,9 @@ struct Settings {
   std::string device = "cpu";
   std::string precision = "fp32";
   int nn_threads = 0;
+  // Registry and --model checkpoints naming more parameters are refused before
+  // anything is allocated (0: no ceiling).
+  std::int64_t max_model_params = nn::kDefaultMaxModelParams;
 
   // Play (as `chessrl selfplay`).
   selfplay::GameRunnerOptions runner;  // its seed and max_games are set by resolve()

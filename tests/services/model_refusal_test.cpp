@@ -1,0 +1,230 @@
+// A "model bomb" in the registry (a few hundred bytes whose header names a
+// 64x1024 network, 4.8 GB) against the services that load models, each over
+// an in-process model registry (the replay service on in-memory stores):
+//   - self-play's ModelFollower refuses it before allocating anything, logs
+//     it once, counts it in chessrl_selfplay_models_refused_total, keeps the
+//     model playing, never downloads it again, and takes up the next good
+//     version;
+//   - the evaluator's loop skips it (saved as evaluated, so a restart does not
+//     fetch it again), counts it in chessrl_eval_models_refused_total, keeps
+//     no copy of it, and evaluates the next good version.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "chessrl/metrics/registry.h"
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/torch_network.h"
+#include "chessrl/replay/memory_store.h"
+#include "chessrl/rpc/clients.h"
+#include "evaluator.h"
+#include "model_follower.h"
+#include "replay_server.h"
+#include "selfplay_service.h"
+#include "service_test_util.h"
+
+namespace chessrl {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string tiny_model(std::uint64_t version) {
+  nn::Network network = nn::make_network({1, 8}, version);
+  nn::ModelInfo info;
+  info.version = static_cast<std::int64_t>(version);
+  return nn::serialize_checkpoint(nn::to_checkpoint(network, info));
+}
+
+std::string bomb(std::uint64_t version) {
+  nn::Checkpoint c;
+  c.info.config.blocks = 64;
+  c.info.config.filters = 1024;
+  c.info.version = static_cast<std::int64_t>(version);
+  nn::NamedTensor t;
+  t.name = "input.conv.weight";
+  t.shape = {1};
+  t.data.resize(4);
+  c.tensors.push_back(std::move(t));
+  return nn::serialize_checkpoint(c);
+}
+
+template <class Condition>
+bool eventually(Condition condition, std::chrono::milliseconds timeout = 20s) {
+  const auto deadline = Clock::now() + timeout;
+  while (!condition()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+// The value of an unlabelled series in a /metrics text; -1 when absent.
+double value_of(const std::string& text, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const auto at = text.find(key);
+  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + key.size());
+}
+
+class ModelRefusalTest : public ::testing::Test {
+ protected:
+  ModelRefusalTest() : games_(1000) {
+    server_ = std::make_unique<replay_service::ReplayServer>(games_, models_, server_metrics_,
+                                                             testing::fast_server_options());
+    client_ = std::make_unique<rpc::ModelRegistryClient>(testing::single_try_client(port()));
+  }
+
+  int port() const { return server_->port(); }
+  void publish(std::uint64_t version, const std::string& blob) {
+    v1::ModelInfo info;
+    info.set_version(version);
+    info.set_step(version * 100);
+    auto published = client_->publish(info, blob);
+    ASSERT_TRUE(published.ok()) << published.error();
+  }
+  // GetModel calls the registry answered OK.
+  double downloads() const {
+    const std::string text = server_metrics_.serialize();
+    const std::string key = "chessrl_replay_rpc_requests_total{code=\"OK\",method=\"GetModel\"} ";
+    const auto at = text.find(key);
+    return at == std::string::npos ? 0 : std::atof(text.c_str() + at + key.size());
+  }
+  void log(const std::string& line) {
+    std::lock_guard lock(log_mutex_);
+    log_ += line + "\n";
+  }
+  std::string logged() {
+    std::lock_guard lock(log_mutex_);
+    return log_;
+  }
+
+  replay::MemoryReplayStore games_;
+  replay::MemoryModelStore models_;
+  metrics::Registry server_metrics_;
+  std::unique_ptr<replay_service::ReplayServer> server_;
+  std::unique_ptr<rpc::ModelRegistryClient> client_;
+  std::mutex log_mutex_;
+  std::string log_;
+};
+
+TEST_F(ModelRefusalTest, SelfplaySkipsABombCountsItAndTakesUpTheNextGoodVersion) {
+  publish(1, tiny_model(1));
+  metrics::Registry registry;
+  selfplay_service::SelfplayMetrics metrics(registry);
+  nn::TorchBackendOptions torch;
+  torch.threads = 1;
+  rpc::ClientOptions client = testing::single_try_client(port());
+  selfplay_service::ModelFollower follower(
+      client, torch, [this](const std::string& line) { log(line); },
+      [&metrics](std::uint64_t) { metrics.models_refused.inc(); });
+  follower.wait_settled(20s);
+  auto first = follower.take();
+  ASSERT_TRUE(first.has_value()) << logged();
+  EXPECT_EQ(first->model.version, 1u);
+  EXPECT_EQ(value_of(registry.serialize(), "chessrl_selfplay_models_refused_total"), 0.0);
+
+  publish(2, bomb(2));
+  const auto published = Clock::now();
+  ASSERT_TRUE(eventually([&] { return !follower.refused().empty(); })) << logged();
+  const double seconds = std::chrono::duration<double>(Clock::now() - published).count();
+  EXPECT_EQ(follower.refused(), std::vector<std::uint64_t>{2});
+  EXPECT_EQ(value_of(registry.serialize(), "chessrl_selfplay_models_refused_total"), 1.0);
+  EXPECT_FALSE(follower.ready().load());
+  EXPECT_FALSE(follower.take().has_value()) << "self-play must stay on version 1";
+  const std::string log_after_bomb = logged();
+  EXPECT_NE(log_after_bomb.find("model version 2 refused, not fetched again (self-play stays on "
+                                "version 1): model v2 asks for a 64x1024 network = 1,219,331,919 "
+                                "parameters"),
+            std::string::npos)
+      << log_after_bomb;
+  std::printf("self-play: the bomb refused %.3f s after it was published (the watch included)\n",
+              seconds);
+
+  // The next good version is taken up; the bomb is not downloaded again.
+  publish(3, tiny_model(3));
+  std::optional<selfplay_service::ModelFollower::Pending> third;
+  ASSERT_TRUE(eventually([&] { return (third = follower.take()).has_value(); })) << logged();
+  EXPECT_EQ(third->model.version, 3u);
+  std::this_thread::sleep_for(300ms);  // a few watch polls
+  EXPECT_EQ(downloads(), 3.0) << "versions 1, 2 and 3, once each";
+  EXPECT_EQ(value_of(registry.serialize(), "chessrl_selfplay_models_refused_total"), 1.0);
+  const std::string log = logged();
+  EXPECT_EQ(log.find("model version 2 refused"), log.rfind("model version 2 refused"))
+      << "logged once:\n"
+      << log;
+}
+
+TEST_F(ModelRefusalTest, TheEvaluatorSkipsABombCountsItAndEvaluatesTheNextGoodVersion) {
+  char pattern[] = "/tmp/chessrl-model-refusal-test-XXXXXX";
+  const char* made = ::mkdtemp(pattern);
+  ASSERT_NE(made, nullptr);
+  const std::string dir = made;
+  evaluator::EvaluatorOptions options;
+  options.registry = "127.0.0.1:" + std::to_string(port());
+  options.metrics_listen = "off";
+  options.visits = 8;
+  options.leaves = 4;
+  options.nn_threads = 1;
+  options.poll_s = 1;
+  options.anchors = "";
+  options.gauntlet_every = 0;  // no matches: the first good version is promoted alone
+  options.state_dir = dir + "/state";
+  metrics::Registry metrics;
+  auto made_evaluator = evaluator::Evaluator::create(
+      options, metrics, [this](const std::string& line) { log(line); });
+  ASSERT_TRUE(made_evaluator.ok()) << made_evaluator.error();
+  evaluator::Evaluator& evaluator = **made_evaluator;
+
+  std::atomic<bool> stop{false};
+  Result<void> ran;
+  std::thread loop([&] { ran = evaluator.run(stop); });
+  struct Stop {
+    std::atomic<bool>& flag;
+    std::thread& thread;
+    ~Stop() {
+      flag = true;
+      if (thread.joinable()) thread.join();
+    }
+  } stopper{stop, loop};
+
+  publish(1, bomb(1));
+  ASSERT_TRUE(eventually([&] { return evaluator.last_evaluated() == 1; })) << logged();
+  EXPECT_EQ(value_of(metrics.serialize(), "chessrl_eval_models_refused_total"), 1.0);
+  EXPECT_NE(logged().find("v1: model v1 asks for a 64x1024 network"), std::string::npos)
+      << logged();
+  EXPECT_FALSE(fs::exists(dir + "/state/models/model-v1.chrl")) << "a refused model is not kept";
+
+  publish(2, tiny_model(2));
+  ASSERT_TRUE(eventually([&] { return evaluator.last_evaluated() == 2; })) << logged();
+  auto best = client_->best();
+  ASSERT_TRUE(best.ok()) << best.error();
+  ASSERT_TRUE(best->has_value());
+  EXPECT_EQ((*best)->version(), 2u);
+  EXPECT_TRUE(fs::exists(dir + "/state/models/model-v2.chrl"));
+  EXPECT_EQ(value_of(metrics.serialize(), "chessrl_eval_models_refused_total"), 1.0);
+  EXPECT_EQ(downloads(), 2.0) << "v1 and v2, once each";
+
+  stop = true;
+  loop.join();
+  EXPECT_TRUE(ran.ok()) << ran.error();
+
+  // A restart on the same state does not fetch the bomb again.
+  metrics::Registry metrics2;
+  auto restarted = evaluator::Evaluator::create(options, metrics2, [](const std::string&) {});
+  ASSERT_TRUE(restarted.ok()) << restarted.error();
+  EXPECT_EQ((*restarted)->last_evaluated(), 2u);
+  std::error_code ignored;
+  if (!HasFailure()) fs::remove_all(dir, ignored);
+}
+
+}  // namespace
+}  // namespace chessrl
