@@ -127,6 +127,12 @@ int main(int argc, char** argv) {
     ev::log_to_stderr(valid.error());
     return 2;
   }
+  if (auto security = chessrl::rpc::load_client_security(options.security_flags); security.ok()) {
+    options.security = std::move(security).value();
+  } else {
+    ev::log_to_stderr(security.error());
+    return 2;
+  }
   try {
     return run(std::move(options), signals);
   } catch (const std::exception& e) {

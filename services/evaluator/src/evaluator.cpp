@@ -88,6 +88,7 @@ Evaluator::Evaluator(EvaluatorOptions options, StateDir state, EvaluatorProgress
   rpc::ClientOptions client;
   client.address = options_.registry;
   client.deadline = std::chrono::seconds(options_.rpc_deadline_s);
+  client.security = options_.security;
   registry_ = std::make_unique<rpc::ModelRegistryClient>(client);
   client.backoff_max = std::chrono::seconds(1);
   watch_client_ = std::make_unique<rpc::ModelRegistryClient>(client);

@@ -67,6 +67,7 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
   app.add_option("--rpc-deadline", o.rpc_deadline_s, "seconds one registry call may take")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  rpc::add_client_security_options(app, o.security_flags);
   app.add_option("--poll", o.poll_s,
                  "seconds between registry checks while idle (new versions also arrive by watch)")
       ->check(CLI::Range(1, 3600))

@@ -11,6 +11,7 @@
 
 #include "chessrl/core/result.h"
 #include "chessrl/nn/model_limits.h"
+#include "chessrl/rpc/security_flags.h"
 
 namespace chessrl::evaluator {
 
@@ -19,6 +20,8 @@ struct EvaluatorOptions {
   std::string registry = "127.0.0.1:50051";
   std::string metrics_listen = "0.0.0.0:9104";  // "" or "off": no /metrics
   int rpc_deadline_s = 60;                      // per registry call attempt
+  rpc::ClientSecurityFlags security_flags;      // as given
+  rpc::ClientSecurity security;                 // read from them by main()
   int poll_s = 5;                               // the idle loop asks the registry this often
   int unhealthy_after_s = 60;  // /healthz says 503 once the registry has failed this long
 

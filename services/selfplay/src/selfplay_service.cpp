@@ -41,12 +41,10 @@ std::string hex(std::uint64_t value) {
 // return (gRPC's default reconnect backoff grows to two minutes).
 std::shared_ptr<grpc::Channel> reconnecting_channel(const rpc::ClientOptions& options) {
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(options.max_message_bytes);
-  args.SetMaxSendMessageSize(options.max_message_bytes);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
-  return grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
+  return rpc::make_channel(options, args);
 }
 
 // Pushes through the replay client; a call made while flushing (a finite
@@ -55,6 +53,7 @@ PushFunction replay_push(const Settings& s) {
   rpc::ClientOptions options;
   options.address = s.replay;
   options.deadline = std::chrono::seconds(s.rpc_deadline_s);
+  options.security = s.security;
   options.attempts = 3;
   options.backoff_max = std::chrono::milliseconds(1000);
   auto channel = reconnecting_channel(options);
@@ -295,6 +294,7 @@ int SelfplayService::run() {
     rpc::ClientOptions registry_options;
     registry_options.address = s.registry;
     registry_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
+    registry_options.security = s.security;
     registry_options.attempts = 3;
     log("following the model registry at " + s.registry);
     follower = std::make_unique<ModelFollower>(

@@ -29,6 +29,7 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  rpc::add_client_security_options(app, s.security_flags);
 
   // Models.
   app.add_option("--model", s.model,
@@ -83,8 +84,10 @@ void add_options(CLI::App& app, Settings& s) {
                  "oldest are shed (counted)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
       ->capture_default_str();
-  app.add_option("--push-batch", s.push.batch_games, "games per push at most")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16))
+  app.add_option("--push-batch", s.push.batch_games,
+                 "games per push at most (the replay service takes 256 per call by default: "
+                 "its --max-push-games)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
       ->capture_default_str();
   app.add_option("--push-interval-ms", s.push_interval_ms,
                  "a smaller batch is pushed after this many milliseconds")
@@ -112,6 +115,9 @@ Result<void> resolve(Settings& s, const CLI::App& app) {
   if (s.replica.empty()) s.replica = default_replica_name();
   if (s.replica.size() > 128) return fail("--replica: at most 128 characters");
   if (s.registry.empty()) s.registry = s.replay;
+  auto security = rpc::load_client_security(s.security_flags);
+  if (!security.ok()) return fail(security.error());
+  s.security = std::move(security).value();
   if (app.get_option("--seed")->count() > 0) s.fixed_seed = s.seed;
 
   // The backend.

@@ -15,6 +15,7 @@
 #include "chessrl/nn/batch_evaluator.h"
 #include "chessrl/nn/model_limits.h"
 #include "chessrl/nn/torch_backend.h"
+#include "chessrl/rpc/security_flags.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "game_pusher.h"
 
@@ -27,6 +28,8 @@ struct Settings {
   std::string registry;  // empty: --replay
   std::string metrics_listen = "0.0.0.0:9101";
   int rpc_deadline_s = 10;
+  rpc::ClientSecurityFlags security_flags;  // as given
+  rpc::ClientSecurity security;             // read from them by resolve()
 
   // Models.
   std::string model;                  // a pinned checkpoint file: no following
