@@ -124,6 +124,20 @@ TEST_F(ConfigTest, AKeyThatIsNotAPlainNameIsAClearError) {
   EXPECT_NE(list.find("line 1: a key must be a plain name"), std::string::npos) << list;
 }
 
+// Seen while writing fuzz_config, which reports it as a timeout (the input is
+// tests/fuzz/corpus/config/regression-alias-expansion.yaml): 650 bytes of
+// nested aliases expand to 2^24 keys, and reading them hung start-up.
+TEST_F(ConfigTest, AliasesExpandingToTooManyKeysAreAnError) {
+  std::string yaml = "a0: &a0 {x: 1, y: 2}\n";
+  for (int i = 1; i < 24; ++i) {
+    yaml += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " {p: *a" +
+            std::to_string(i - 1) + ", q: *a" + std::to_string(i - 1) + "}\n";
+  }
+  Parsed p;
+  const auto message = parse({"--config", write(yaml)}, p);
+  EXPECT_NE(message.find("more than 10000 keys"), std::string::npos) << message;
+}
+
 TEST_F(ConfigTest, MissingFileIsAnError) {
   Parsed p;
   EXPECT_NE(parse({"--config", "/nonexistent/chessrl.yaml"}, p), "");

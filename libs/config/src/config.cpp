@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <cstddef>
 #include <cstdlib>
 #include <memory>
 #include <vector>
@@ -15,11 +16,22 @@ bool env_set(const std::string& long_name) {
   return value != nullptr && *value != '\0';
 }
 
-void flatten(const YAML::Node& node, const std::string& key, std::vector<CLI::ConfigItem>& out) {
+// Map entries read, aliases expanded, before a file is refused. A file has a
+// few dozen; the cap stops one whose aliases nest (a: &a {x: 1, y: 1}, b: &b
+// {p: *a, q: *a}, ...) from expanding a few hundred bytes into millions of
+// keys and hanging start-up.
+constexpr std::size_t kMaxEntries = 10000;
+
+void flatten(const YAML::Node& node, const std::string& key, std::vector<CLI::ConfigItem>& out,
+             std::size_t& entries) {
   CLI::ConfigItem item;
   item.name = key;
   if (node.IsMap()) {
     for (const auto& entry : node) {
+      if (++entries > kMaxEntries) {
+        throw CLI::ConfigError("the config file has more than " + std::to_string(kMaxEntries) +
+                               " keys (with its aliases expanded)");
+      }
       // Keys must be plain names: as<> throws a YAML exception, which
       // CLI11_PARSE does not catch, on a list or map as a key ("? [a]: 1").
       if (!entry.first.IsScalar()) {
@@ -28,7 +40,7 @@ void flatten(const YAML::Node& node, const std::string& key, std::vector<CLI::Co
                                ": a key must be a plain name, not a list, a map or nothing");
       }
       const std::string sub = entry.first.as<std::string>();
-      flatten(entry.second, key.empty() ? sub : key + "-" + sub, out);
+      flatten(entry.second, key.empty() ? sub : key + "-" + sub, out, entries);
     }
     return;
   }
@@ -81,7 +93,8 @@ class YamlConfig final : public CLI::Config {
     if (root.IsNull()) return found;
     // Only CLI::ParseError may leave here: it is what CLI11_PARSE reports.
     try {
-      flatten(root, "", found);
+      std::size_t entries = 0;
+      flatten(root, "", found, entries);
     } catch (const YAML::Exception& e) {
       throw CLI::ConfigError(std::string("the config file cannot be read: ") + e.what());
     }
