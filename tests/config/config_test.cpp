@@ -138,6 +138,16 @@ TEST_F(ConfigTest, AliasesExpandingToTooManyKeysAreAnError) {
   EXPECT_NE(message.find("more than 10000 keys"), std::string::npos) << message;
 }
 
+// Found by fuzz_config (tests/fuzz/corpus/config/
+// regression-alias-inside-its-anchor.yaml): yaml-cpp lets an alias refer to
+// the anchor it is inside, the map then contains itself, and reading it
+// recursed until the stack overflowed.
+TEST_F(ConfigTest, AnAliasInsideItsOwnAnchorIsAnError) {
+  Parsed p;
+  const auto message = parse({"--config", write("redis: &r {port: 7000, again: *r}\n")}, p);
+  EXPECT_NE(message.find("maps nest more than 32 deep"), std::string::npos) << message;
+}
+
 TEST_F(ConfigTest, MissingFileIsAnError) {
   Parsed p;
   EXPECT_NE(parse({"--config", "/nonexistent/chessrl.yaml"}, p), "");

@@ -21,12 +21,19 @@ bool env_set(const std::string& long_name) {
 // {p: *a, q: *a}, ...) from expanding a few hundred bytes into millions of
 // keys and hanging start-up.
 constexpr std::size_t kMaxEntries = 10000;
+// Maps nested in maps, at most. A file nests two or three; an alias inside its
+// own anchor (a: &a {b: *a}) nests without end and would overflow the stack.
+constexpr int kMaxDepth = 32;
 
 void flatten(const YAML::Node& node, const std::string& key, std::vector<CLI::ConfigItem>& out,
-             std::size_t& entries) {
+             std::size_t& entries, int depth) {
   CLI::ConfigItem item;
   item.name = key;
   if (node.IsMap()) {
+    if (depth > kMaxDepth) {
+      throw CLI::ConfigError("config key '" + key.substr(0, 80) + "...': maps nest more than " +
+                             std::to_string(kMaxDepth) + " deep (an alias inside its own anchor?)");
+    }
     for (const auto& entry : node) {
       if (++entries > kMaxEntries) {
         throw CLI::ConfigError("the config file has more than " + std::to_string(kMaxEntries) +
@@ -40,7 +47,7 @@ void flatten(const YAML::Node& node, const std::string& key, std::vector<CLI::Co
                                ": a key must be a plain name, not a list, a map or nothing");
       }
       const std::string sub = entry.first.as<std::string>();
-      flatten(entry.second, key.empty() ? sub : key + "-" + sub, out, entries);
+      flatten(entry.second, key.empty() ? sub : key + "-" + sub, out, entries, depth + 1);
     }
     return;
   }
@@ -94,7 +101,7 @@ class YamlConfig final : public CLI::Config {
     // Only CLI::ParseError may leave here: it is what CLI11_PARSE reports.
     try {
       std::size_t entries = 0;
-      flatten(root, "", found, entries);
+      flatten(root, "", found, entries, 0);
     } catch (const YAML::Exception& e) {
       throw CLI::ConfigError(std::string("the config file cannot be read: ") + e.what());
     }
