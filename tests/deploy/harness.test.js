@@ -108,3 +108,22 @@ test('what the harness cannot do faithfully is refused, naming the object', () =
   sp.spec.template.spec.securityContext.runAsUser = 0;
   assert.throws(() => plan(m3), /runAsNonRoot without a non-zero runAsUser/);
 });
+
+test('Secret volumes as the kubelet makes them: each client gets only its own token, readable through fsGroup', () => {
+  const m = render();
+  const secret = m.find((o) => o.kind === 'Secret' && o.metadata.name === 'chess-rl-auth');
+  assert.ok(secret, 'no Secret chess-rl-auth (auth.enabled is the default)');
+  const { pods, dataDir } = plan(m);
+  const dirOf = (pod) => path.join(dataDir, 'pods', pod, 'secret', 'auth');
+  assert.deepEqual(fs.readdirSync(dirOf('chess-rl-replay-abc-0')).sort(), ['evaluator', 'selfplay', 'trainer']);
+  assert.ok(after(pods['chess-rl-replay-abc-0'].args, '--volume').includes(`${dirOf('chess-rl-replay-abc-0')}:/run/secrets/chessrl/auth:ro`));
+  for (const [pod, role] of [['chess-rl-selfplay-abc-0', 'selfplay'], ['chess-rl-trainer-1', 'trainer'], ['chess-rl-evaluator-abc-0', 'evaluator']]) {
+    assert.deepEqual(fs.readdirSync(dirOf(pod)), ['token'], pod);
+    const file = path.join(dirOf(pod), 'token');
+    assert.equal(fs.readFileSync(file, 'utf8'), Buffer.from(secret.data[role], 'base64').toString(), pod);
+    const st = fs.statSync(file);
+    assert.equal(st.mode & 0o777, 0o440, `${pod}: mode ${(st.mode & 0o777).toString(8)}`);
+    assert.equal(st.gid, 10001, `${pod}: group ${st.gid}, not the pod's fsGroup`);
+    assert.ok(after(pods[pod].args, '--volume').includes(`${dirOf(pod)}:/run/secrets/chessrl/auth:ro`), pod);
+  }
+});

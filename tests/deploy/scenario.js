@@ -14,6 +14,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { Cluster, sleep } = require('./lib/cluster');
 const obs = require('./lib/observe');
+const probes = require('./lib/probes');
 const tools = require('../helm/lib/tools');
 
 const yaml = tools.requireTool('js-yaml');
@@ -38,6 +39,8 @@ const RECOVER_BOUND_S = 180;
 const HANG_FLOW_BOUND_S = 45; // a hung replay killed by liveness: games again after its restart // a fault: the pod restarted and Ready (trainer ranks re-form the group)
 
 const PORTS = { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 };
+const GRPC_PORT = 50051; // replay.ports.grpc
+const ROLES = ['selfplay', 'trainer', 'evaluator']; // the auth Secret's keys
 
 const t0 = Date.now();
 const elapsed = () => ((Date.now() - t0) / 1000).toFixed(1).padStart(6);
@@ -149,6 +152,8 @@ async function runSteps() {
     return `${await gamesTotal()} games in Redis`;
   });
 
+  await step('install: replay refuses calls without a valid token', authChecks);
+
   await step('install: two trainer ranks train together over Gloo', async () => {
     const seen = {};
     await c.waitFor(async () => {
@@ -223,6 +228,61 @@ async function runSteps() {
     await step('reinstall: resumes (same window, model versions, trainer step)', () => reinstall(before));
   }
   return steps.every((s) => s.ok);
+}
+
+// Bearer tokens (auth.enabled, the chart's default). replay refuses a call with no token or
+// an unknown one (UNAUTHENTICATED) and a role calling what it may not (PERMISSION_DENIED),
+// and takes a known token; its health service needs none. Each client pod can read its own
+// token and only that; no token is on any pod's command line or in its environment. The
+// games already in Redis (the step before) show the clients' tokens work.
+async function authChecks() {
+  const secret = c.find('Secret', `${F}-auth`);
+  check(secret, `no Secret ${F}-auth in the release`);
+  const tokens = Object.fromEntries(ROLES.map((r) => [r, Buffer.from(secret.data[r], 'base64').toString()]));
+  const replay = c.mustPod(replayPod());
+  const UNAUTHENTICATED = 16;
+  const PERMISSION_DENIED = 7;
+  const cases = [
+    ['ReplayService/Stats', undefined, UNAUTHENTICATED, 'no token'],
+    ['ReplayService/PushGames', undefined, UNAUTHENTICATED, 'no token'],
+    ['ModelRegistry/SetBest', undefined, UNAUTHENTICATED, 'no token'],
+    ['ReplayService/Stats', 'x'.repeat(40), UNAUTHENTICATED, 'an unknown token'],
+    ['ModelRegistry/SetBest', tokens.selfplay, PERMISSION_DENIED, 'self-play\'s token'],
+    ['ReplayService/Sample', tokens.evaluator, PERMISSION_DENIED, 'the evaluator\'s token'],
+    ['ReplayService/Stats', tokens.trainer, 0, 'the trainer\'s token'],
+  ];
+  const seen = [];
+  for (const [method, token, want, who] of cases) {
+    const r = await probes.grpcUnary(replay.ip, GRPC_PORT, `/chessrl.v1.${method}`, { token });
+    check(r.code === want, `${method} with ${who}: status ${r.code} (${r.details}), expected ${want}`);
+    seen.push(`${method.split('/')[1]} ${who}: ${r.code}`);
+  }
+  const health = await probes.grpcHealth(replay.ip, GRPC_PORT, '', 5000);
+  check(health.ok, `the health service without a token: ${health.detail}`);
+  // Each pod's secret files, as the pod's own (non-root) user sees them.
+  const flag = (pod, name) => { const a = pod.container.args || []; return a[a.indexOf(`--${name}`) + 1]; };
+  const dir = flag(replay, 'auth-dir');
+  check(dir, `${replay.name} has no --auth-dir`);
+  const listed = (await c.exec(replay.name, ['ls', dir])).stdout.split(/\s+/).filter(Boolean).sort();
+  check(JSON.stringify(listed) === JSON.stringify([...ROLES].sort()), `${replay.name}: ${dir} holds ${listed.join(', ')}`);
+  const clients = [[selfplayPods()[0], 'selfplay'], [trainerPod(0), 'trainer'], [trainerPod(1), 'trainer'], [evaluatorPod(), 'evaluator']];
+  for (const [name, role] of clients) {
+    const file = flag(c.mustPod(name), 'token-file');
+    check(file, `${name} has no --token-file`);
+    const ls = (await c.exec(name, ['ls', path.dirname(file)])).stdout.split(/\s+/).filter(Boolean);
+    check(ls.length === 1 && ls[0] === path.basename(file), `${name}: ${path.dirname(file)} holds ${ls.join(', ')}, not only its token`);
+    const read = await c.exec(name, ['cat', file]);
+    check(read.code === 0 && read.stdout.trim() === tokens[role], `${name} cannot read its ${role} token (exit ${read.code})`);
+  }
+  // What ps and /proc/<pid>/environ show of every pod's process.
+  for (const p of c.pods.values()) {
+    const pid = await c.pid(p.name);
+    for (const what of ['cmdline', 'environ']) {
+      const text = fs.readFileSync(`/proc/${pid}/${what}`).toString();
+      for (const r of ROLES) check(!text.includes(tokens[r]), `${p.name}: the ${r} token is in /proc/${pid}/${what}`);
+    }
+  }
+  return `${seen.join('; ')}; health SERVING without a token; each client reads only its own token; no token in any pod's command line or environment`;
 }
 
 async function snapshot() {

@@ -393,6 +393,9 @@ class Cluster {
       return dir;
     }
     if (!v) throw new Error(`${where}: volumeMount ${volumeName} names no volume`);
+    // ConfigMap and Secret files with the volume's mode. With the pod's fsGroup the kubelet
+    // makes them group-owned by it and group-readable (SetVolumeOwnership of a read-only
+    // volume: mode | 0440), which is how a non-root user reads a 0400 or 0440 Secret file.
     const writeFiles = (dir, data, items, mode) => {
       fs.mkdirSync(dir, { recursive: true });
       const keys = items ? items.map((i) => [i.key, i.path]) : Object.keys(data).map((k) => [k, k]);
@@ -401,7 +404,12 @@ class Cluster {
         const target = path.join(dir, file);
         fs.mkdirSync(path.dirname(target), { recursive: true });
         fs.writeFileSync(target, data[key], { mode });
-        fs.chmodSync(target, mode);
+        if (sec.fsGroup !== undefined) {
+          fs.chownSync(target, 0, Number(sec.fsGroup));
+          fs.chmodSync(target, mode | 0o440);
+        } else {
+          fs.chmodSync(target, mode);
+        }
       }
       return dir;
     };

@@ -62,6 +62,22 @@ function grpcHealth(host, port, service, timeoutMs) {
   });
 }
 
+// One unary call with raw request bytes (an empty Buffer is any message with every field
+// unset) and optional `authorization` metadata: resolves {code, details}, 0 = OK; never
+// rejects. The deployment test's auth checks use it.
+function grpcUnary(host, port, method, { token, request = Buffer.alloc(0), timeoutMs = 5000 } = {}) {
+  return new Promise((resolve) => {
+    const client = new grpc.Client(`${host}:${port}`, grpc.credentials.createInsecure());
+    const md = new grpc.Metadata();
+    if (token !== undefined) md.set('authorization', `Bearer ${token}`);
+    client.makeUnaryRequest(method, (b) => b, (b) => b, request, md,
+      { deadline: new Date(Date.now() + timeoutMs) }, (err) => {
+        client.close();
+        resolve(err ? { code: err.code, details: err.details || err.message } : { code: 0, details: 'OK' });
+      });
+  });
+}
+
 async function run(cluster, pod, probe) {
   const timeoutMs = (probe.timeoutSeconds || 1) * 1000;
   try {
@@ -80,4 +96,4 @@ async function run(cluster, pod, probe) {
   }
 }
 
-module.exports = { run, httpGet, grpcHealth };
+module.exports = { run, httpGet, grpcHealth, grpcUnary };
