@@ -33,11 +33,12 @@ describe('the Redis password', () => {
   });
 
   it('the Secret\'s template keeps an existing password with lookup', () => {
+    // The template of Secret F-redis (the chart has others, such as F-auth).
     const source = fs.readdirSync(chartFile('templates'), { recursive: true })
       .filter((f) => /\.(ya?ml|tpl)$/.test(f))
       .map((f) => fs.readFileSync(chartFile('templates', f), 'utf8'))
-      .find((t) => /kind:\s*Secret\b/.test(t));
-    assert.ok(source, 'no template with kind: Secret');
+      .find((t) => /kind:\s*Secret\b/.test(t) && /redis-password:/.test(t));
+    assert.ok(source, 'no template with kind: Secret and redis-password');
     assert.match(source, /lookup\s+"v1"\s+"Secret"/, 'the Secret template does not lookup the existing Secret');
   });
 
