@@ -477,6 +477,7 @@ Result<TrainSummary> Run::run() {
   if (pg_) reducer_ = std::make_unique<GradReducer>(net_->parameters(), *pg_, o_.bucket_bytes, o_.overlap);
 
   Result<void> failure;
+  bool peer_left = false;  // stopped: another rank left during the last step
   {
     Prefetcher prefetcher(source_, step_, d_.rank, d_.world_size, o_.batch_size,
                           o_.prefetch_batches, cuda_, [this](const std::string& l) { log(l); },
@@ -524,6 +525,14 @@ Result<TrainSummary> Run::run() {
       }
       auto report = step(*batch, waited);
       if (!report) {
+        // Told to stop, a rank without data leaves; the others' collective then
+        // fails. That is the stop they were asked for, not a failure.
+        if (stop_.load()) {
+          log("stopping at step " + std::to_string(step_) + " (asked to stop; another rank left first: " +
+              report.error() + ")");
+          peer_left = true;
+          break;
+        }
         failure = fail(report.error());
         break;
       }
@@ -565,7 +574,7 @@ Result<TrainSummary> Run::run() {
   if (!failure) return fail(failure.error());
   // The final state: a checkpoint at the step reached (after a stop too).
   if (auto r = write_checkpoint(); !r) return fail(r.error());
-  if (o_.hash_every > 0)
+  if (o_.hash_every > 0 && !peer_left)  // no collective without the other ranks
     if (auto r = check_hash(); !r) return fail(r.error());
   summary_.end_step = step_;
   summary_.samples_total = samples_total_;
