@@ -17,6 +17,7 @@
 #include "chessrl/nn/model_limits.h"
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/nn/torch_network.h"
+#include "model_bomb.h"
 
 namespace chessrl::nn {
 namespace {
@@ -41,18 +42,7 @@ long max_rss_kib() {
   return usage.ru_maxrss;
 }
 
-std::string bomb_bytes() {
-  Checkpoint c;
-  c.info.config.blocks = 64;
-  c.info.config.filters = 1024;
-  c.info.version = 7;
-  NamedTensor t;
-  t.name = "input.conv.weight";
-  t.shape = {1};
-  t.data.resize(4);
-  c.tensors.push_back(std::move(t));
-  return serialize_checkpoint(c);
-}
+std::string bomb_bytes() { return testing::model_bomb_bytes(); }
 
 TEST(ModelLimits, NetworkTensorsAreTheNetworksOwn) {
   for (NetworkConfig config : {NetworkConfig{1, 8}, NetworkConfig{2, 16, 4},

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "chessrl/nn/checkpoint.h"
+#include "model_bomb.h"
 
 namespace chessrl::nn {
 namespace {
@@ -32,20 +33,7 @@ Checkpoint zero_checkpoint(const NetworkConfig& config, std::int64_t version = 3
   return c;
 }
 
-// A header naming the largest architecture validate() admits, over one
-// 4-byte tensor: what a few hundred bytes can ask for.
-std::string bomb_bytes() {
-  Checkpoint c;
-  c.info.config.blocks = 64;
-  c.info.config.filters = 1024;
-  c.info.version = 7;
-  NamedTensor t;
-  t.name = "input.conv.weight";
-  t.shape = {1};
-  t.data.resize(4);
-  c.tensors.push_back(std::move(t));
-  return serialize_checkpoint(c);
-}
+std::string bomb_bytes() { return testing::model_bomb_bytes(); }
 
 void expect_refused(const Result<void>& r, const std::string& part) {
   ASSERT_FALSE(r.ok()) << "expected a refusal mentioning: " << part;

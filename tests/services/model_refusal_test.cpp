@@ -22,6 +22,7 @@
 
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
+#include "../nn/model_bomb.h"
 #include "chessrl/nn/torch_network.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/rpc/clients.h"
@@ -45,18 +46,7 @@ std::string tiny_model(std::uint64_t version) {
   return nn::serialize_checkpoint(nn::to_checkpoint(network, info));
 }
 
-std::string bomb(std::uint64_t version) {
-  nn::Checkpoint c;
-  c.info.config.blocks = 64;
-  c.info.config.filters = 1024;
-  c.info.version = static_cast<std::int64_t>(version);
-  nn::NamedTensor t;
-  t.name = "input.conv.weight";
-  t.shape = {1};
-  t.data.resize(4);
-  c.tensors.push_back(std::move(t));
-  return nn::serialize_checkpoint(c);
-}
+std::string bomb(std::uint64_t version) { return nn::testing::model_bomb_bytes(version); }
 
 template <class Condition>
 bool eventually(Condition condition, std::chrono::milliseconds timeout = 20s) {
