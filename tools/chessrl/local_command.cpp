@@ -112,20 +112,19 @@ std::string random_password() {
   return out;
 }
 
-// The run directory's Redis password, made on the first run and kept, so a
-// second run opens the same data. Created 0600 (write_private_file), never
-// readable by others, not even for a moment.
-std::string redis_password(const fs::path& redis_dir) {
-  const fs::path file = redis_dir / "password";
+// A secret of the run directory (the Redis password, a token) in `file`, made
+// on the first run and kept, so a second run opens the same data. Created 0600
+// (write_private_file), never readable by others, not even for a moment.
+std::string kept_secret(const fs::path& file) {
   if (fs::exists(file)) {
-    if (auto pw = read_secret_file(file.string()); pw.ok()) {
+    if (auto secret = read_secret_file(file.string()); secret.ok()) {
       fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);  // an older run's
-      return *pw;
+      return *secret;
     }
   }
-  const std::string pw = random_password();
-  write_private_file(file.string(), pw + "\n").value_or_throw();
-  return pw;
+  const std::string secret = random_password();
+  write_private_file(file.string(), secret + "\n").value_or_throw();
+  return secret;
 }
 
 // A directory for secrets: created 0700 by mkdir itself; one left by an older
@@ -144,14 +143,7 @@ std::string listen(int port) { return "127.0.0.1:" + std::to_string(port); }
 // reads the directory (--auth-dir); each client its own file (--token-file).
 void make_run_tokens(const fs::path& dir) {
   make_private_dir(dir);
-  for (const char* role : {"selfplay", "trainer", "evaluator"}) {
-    const fs::path file = dir / role;
-    if (fs::exists(file) && read_secret_file(file.string()).ok()) {
-      fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
-      continue;
-    }
-    write_private_file(file.string(), random_password() + "\n").value_or_throw();
-  }
+  for (const char* role : {"selfplay", "trainer", "evaluator"}) kept_secret(dir / role);
 }
 
 class LocalRun {
@@ -333,7 +325,7 @@ void LocalRun::stop_all() {
 int LocalRun::run(const StopSignals& stop) {
   make_dirs();
   plan_ports();
-  const std::string password = redis_password(root_ / "redis");
+  const std::string password = kept_secret(root_ / "redis" / "password");
   const fs::path auth = root_ / "auth";
   if (!o_.no_auth) make_run_tokens(auth);
   // A client's --token-file, or nothing when tokens are off.
