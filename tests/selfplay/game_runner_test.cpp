@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "chessrl/chess/pgn.h"
@@ -66,8 +69,10 @@ TEST(GameRunner, SignatureOfASeededUniformRun) {
 
 TEST(GameRunner, GamesDoNotDependOnThreadsOrConcurrency) {
   auto backend = std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 77);
-  const PlayedGames a = play(small_run(8, 8, 2), backend);
-  const PlayedGames b = play(small_run(8, 3, 1), backend);
+  GameRunnerOptions eight = small_run(8, 8, 2), three = small_run(8, 3, 1);
+  eight.id_nonce = three.id_nonce = 7;  // the same ids too
+  const PlayedGames a = play(eight, backend);
+  const PlayedGames b = play(three, backend);
   ASSERT_EQ(a.games.size(), 8u);
   ASSERT_EQ(b.games.size(), 8u);
   for (std::uint64_t i = 0; i < 8; ++i) {
@@ -77,6 +82,35 @@ TEST(GameRunner, GamesDoNotDependOnThreadsOrConcurrency) {
   EXPECT_EQ(a.stats.playouts, b.stats.playouts);
   // Different games from one run differ.
   EXPECT_NE(a.games.at(0).moves, a.games.at(1).moves);
+}
+
+// A restarted replica with the same --seed plays the same games (the search
+// stays seeded) under new ids: the replay service would answer DUPLICATE for
+// a repeated id and the game would be lost.
+TEST(GameRunner, TwoRunnersWithTheSameSeedGiveDisjointIds) {
+  GameRunnerOptions options = small_run(4, 4, 1);
+  options.config.max_plies = 6;
+  const PlayedGames a = play(options, uniform());
+  const PlayedGames b = play(options, uniform());
+  ASSERT_EQ(a.games.size(), 4u);
+  ASSERT_EQ(b.games.size(), 4u);
+  std::set<std::string> ids;
+  for (const PlayedGames* run : {&a, &b}) {
+    for (const auto& [index, g] : run->games) {
+      ids.insert(g.id);
+      // What the replay service takes: [A-Za-z0-9._:-], 1 to 128 characters.
+      EXPECT_TRUE(!g.id.empty() && g.id.size() <= 128) << g.id;
+      EXPECT_TRUE(std::all_of(g.id.begin(), g.id.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' ||
+               c == '-';
+      })) << g.id;
+    }
+  }
+  EXPECT_EQ(ids.size(), 8u);
+  for (std::uint64_t i = 0; i < 4; ++i) EXPECT_EQ(a.games.at(i).moves, b.games.at(i).moves) << i;
+  // A fixed id nonce (tests, reproductions) repeats the ids.
+  options.id_nonce = 42;
+  EXPECT_EQ(play(options, uniform()).games.at(0).id, play(options, uniform()).games.at(0).id);
 }
 
 TEST(GameRunner, RecordsAreConsistentAndRoundTrip) {

@@ -152,12 +152,16 @@ TEST(ReplicaSeed, TwoReplicasPlayDifferentGamesWithDifferentIds) {
   }
   EXPECT_EQ(ids.size(), 8u);
   EXPECT_EQ(games.size(), 8u);
-  // The same replica and seed replays the same games.
+  // The same replica and seed (a restart with --seed) replays the same games,
+  // under new ids.
   const auto again = play(choose_seed("replica-a", 1), 4, "", nn::FakeBackend::Mode::kUniform);
   ASSERT_EQ(again.size(), a.size());
-  std::map<std::string, std::vector<chess::Move>> by_id;
-  for (const auto& r : a) by_id[r.id] = r.moves;
-  for (const auto& r : again) EXPECT_EQ(by_id[r.id], r.moves) << r.id;
+  std::map<std::uint64_t, std::vector<chess::Move>> by_index;
+  for (const auto& r : a) by_index[r.index] = r.moves;
+  for (const auto& r : again) {
+    EXPECT_EQ(by_index[r.index], r.moves) << r.id;
+    EXPECT_EQ(ids.count(r.id), 0u) << r.id;
+  }
 }
 
 TEST(ModelLoading, BuildsACheckpointAndNamesWhatIsWrongWithOthers) {

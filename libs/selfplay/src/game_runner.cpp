@@ -1,11 +1,14 @@
 #include "chessrl/selfplay/game_runner.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "chessrl/chess/rules.h"
@@ -59,9 +62,20 @@ struct GameRunner::Slot {
   int offset = 0, count = 0;
 };
 
+std::uint64_t fresh_id_nonce() {
+  static std::atomic<std::uint64_t> calls{0};
+  std::random_device device;
+  std::uint64_t nonce = (std::uint64_t{device()} << 32) ^ device();
+  nonce ^= mcts::mix64(static_cast<std::uint64_t>(
+      std::chrono::system_clock::now().time_since_epoch().count()));
+  nonce ^= mcts::mix64(~(static_cast<std::uint64_t>(::getpid()) << 20 ^ calls.fetch_add(1)));
+  return mcts::mix64(nonce);
+}
+
 GameRunner::GameRunner(nn::BatchEvaluator& evaluator, GameRunnerOptions options)
     : evaluator_(evaluator), options_(std::move(options)), counters_(std::make_unique<Counters>()) {
   options_.validate().value_or_throw();
+  id_nonce_ = options_.id_nonce ? *options_.id_nonce : fresh_id_nonce();
   if (!options_.start_fen.empty())
     start_ = chess::Position::from_fen(options_.start_fen).value_or_throw();
 }
@@ -99,8 +113,9 @@ bool GameRunner::start_game(Slot& slot) {
   const bool disabled = resign.enabled() && slot.rng.uniform() < double(resign.disabled_fraction);
   slot.resign.emplace(resign, disabled);
   slot.record = GameRecord{};
-  char id[48];
-  std::snprintf(id, sizeof id, "%016" PRIx64 "-%" PRIu64, options_.seed, index);
+  char id[64];
+  std::snprintf(id, sizeof id, "%016" PRIx64 "-%016" PRIx64 "-%" PRIu64, options_.seed, id_nonce_,
+                index);
   slot.record.id = id;
   slot.record.index = index;
   slot.record.seed = seed;

@@ -1,8 +1,10 @@
 // Who this self-play process is, and the seed its games derive from. Every
 // replica (pod) plays different games: the runner seed mixes a hash of the
 // replica's name with a nonce drawn at each start, so two replicas, or one
-// replica restarted, never repeat a game or a game id. A fixed seed (tests,
-// reproductions) still mixes in the name. Free functions; thread-safe.
+// replica restarted, never repeat a game. A fixed seed (tests, reproductions)
+// still mixes in the name, and repeats the games of an earlier run with it,
+// but never their ids: those carry a nonce of their own, drawn at each start
+// whatever the seed (GameRunnerOptions::id_nonce). Free functions; thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -34,7 +34,7 @@ struct MoveTarget {
 };
 
 struct GameRecord {
-  std::string id;           // unique per game: runner seed and game index
+  std::string id;           // unique per game: runner seed, id nonce and game index
   std::uint64_t index = 0;  // the game's number in its run
   std::uint64_t seed = 0;   // the game's own seed
   std::string start_fen;    // FEN of the first position

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,12 @@ struct GameRunnerOptions {
   int threads = 2;
   int leaves_per_search = 8;  // leaves gathered from one game per round (virtual loss)
   std::uint64_t seed = 1;
+  // Game ids are "<seed>-<nonce>-<index>" (hex, hex, decimal). The nonce keeps
+  // ids unique whatever the seed: a process restarted with the same seed plays
+  // the same games under new ids (a repeated id is a DUPLICATE to the replay
+  // service, and the game would be lost). Unset: fresh_id_nonce() when the
+  // runner is made; set it only to repeat ids on purpose (tests).
+  std::optional<std::uint64_t> id_nonce;
   std::uint64_t max_games = 0;  // games to finish; 0: until stopped
   std::string start_fen;        // empty: the standard start position
   // Called by each runner thread after every round with the seconds it spent
@@ -71,6 +78,11 @@ struct RunnerStats {
     return resign_checked ? double(resign_false_positives) / double(resign_checked) : 0;
   }
 };
+
+// 64 bits that differ between processes and between calls: std::random_device
+// mixed with the clock, the process id and a counter (so a random_device that
+// repeats itself still gives distinct values). Not from any seed.
+std::uint64_t fresh_id_nonce();
 
 class GameRunner {
  public:
@@ -104,6 +116,7 @@ class GameRunner {
   nn::BatchEvaluator& evaluator_;
   GameRunnerOptions options_;
   chess::Position start_;
+  std::uint64_t id_nonce_ = 0;
   std::atomic<std::uint64_t> next_index_{0};
   std::unique_ptr<Counters> counters_;
   std::mutex emit_mutex_;
