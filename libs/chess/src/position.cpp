@@ -6,6 +6,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "chessrl/core/splitmix64.h"
+
 namespace chessrl::chess {
 
 namespace {
@@ -19,13 +21,8 @@ struct ZobristTables {
 
 ZobristTables make_zobrist() {
   ZobristTables z;
-  std::uint64_t s = 0x2545F4914F6CDD1DULL;  // splitmix64, fixed seed
-  auto next = [&s] {
-    std::uint64_t x = (s += 0x9E3779B97F4A7C15ULL);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  };
+  SplitMix64 rng(0x2545F4914F6CDD1DULL);  // fixed seed: the same keys everywhere
+  auto next = [&rng] { return rng.next(); };
   for (auto& row : z.psq)
     for (auto& k : row) k = next();
   // Castling keys are XORs of one key per right, so a lost right flips one key.

@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "chessrl/core/splitmix64.h"
+
 namespace chessrl::nn {
 namespace {
 
@@ -15,13 +17,8 @@ inline Bitboard flip(Bitboard b) { return __builtin_bswap64(b); }
 
 // Folds v into the running hash h (splitmix64's finaliser: cheap, well mixed).
 inline std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  h ^= h >> 31;
-  return h;
+  h ^= v + kSplitMix64Gamma + (h << 6) + (h >> 2);
+  return splitmix64_finalize(h);
 }
 
 // The 13 planes of one history step, seen by `us` (the side to move now).

@@ -1,24 +1,18 @@
 #include <cmath>
 #include <cstring>
 
+#include "chessrl/core/splitmix64.h"
 #include "chessrl/nn/backend.h"
 
 namespace chessrl::nn {
 namespace {
 
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 std::uint64_t hash_input(const InputPlanes& in, std::uint64_t seed) {
-  std::uint64_t h = splitmix(seed);
+  std::uint64_t h = mix64(seed);
   for (int p = 0; p < kInputPlanes; ++p) {
     std::uint32_t bits;
     std::memcpy(&bits, &in.values[p], 4);
-    h = splitmix(h ^ in.masks[p] ^ (std::uint64_t(bits) << 17));
+    h = mix64(h ^ in.masks[p] ^ (std::uint64_t(bits) << 17));
   }
   return h;
 }
@@ -40,12 +34,12 @@ void FakeBackend::forward(std::span<const InputPlanes> inputs, std::span<float> 
     const std::uint64_t h = hash_input(inputs[i], seed_);
     std::uint64_t x = h;
     for (int k = 0; k < kPolicySize; ++k) {
-      x = splitmix(x);
+      x = mix64(x);
       logits[k] = 4.0f * unit(x) - 2.0f;
     }
-    const float w = std::exp(2.0f * unit(splitmix(h ^ 1)));
-    const float d = std::exp(2.0f * unit(splitmix(h ^ 2)));
-    const float l = std::exp(2.0f * unit(splitmix(h ^ 3)));
+    const float w = std::exp(2.0f * unit(mix64(h ^ 1)));
+    const float d = std::exp(2.0f * unit(mix64(h ^ 2)));
+    const float l = std::exp(2.0f * unit(mix64(h ^ 3)));
     const float sum = w + d + l;
     wdl[i] = {w / sum, d / sum, l / sum};
   }

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "splitmix64.h"
+#include "chessrl/core/splitmix64.h"
 
 namespace chessrl::replay {
 

@@ -41,6 +41,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "chessrl/core/splitmix64.h"
 #include "redis_connection.h"
 #include "redis_scripts.h"
 
@@ -106,12 +107,7 @@ std::string describe(const redisReply* reply) {
 
 // Redis's Lua rand48 takes a C int seed: reduce the 64-bit seed to 31 bits
 // after mixing (SplitMix64's finalizer) so every seed bit matters.
-std::uint64_t lua_seed(std::uint64_t seed) {
-  seed = (seed ^ (seed >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  seed = (seed ^ (seed >> 27)) * 0x94d049bb133111ebULL;
-  seed ^= seed >> 31;
-  return seed & 0x7fffffffULL;
-}
+std::uint64_t lua_seed(std::uint64_t seed) { return splitmix64_finalize(seed) & 0x7fffffffULL; }
 
 std::string random_nonce() {
   static std::mt19937_64 engine{std::random_device{}()};

@@ -8,7 +8,7 @@
 #include "chessrl/chess/position.h"
 #include "chessrl/chess/rules.h"
 #include "chessrl/replay/move_codec.h"
-#include "splitmix64.h"
+#include "chessrl/core/splitmix64.h"
 
 namespace chessrl::replay {
 

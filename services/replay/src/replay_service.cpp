@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "chessrl/core/splitmix64.h"
+
 namespace chessrl::replay_service {
 namespace {
 
@@ -71,14 +73,6 @@ constexpr const char* kDurationHelp =
     "Seconds to answer a gRPC call, by method (WatchModels streams are not timed)";
 
 std::vector<double> duration_buckets() { return metrics::exponential_buckets(0.0005, 2, 15); }
-
-// splitmix64's finaliser: distinct seeds for consecutive calls.
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 std::int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

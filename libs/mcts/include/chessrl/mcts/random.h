@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <span>
 
+#include "chessrl/core/splitmix64.h"
+
 namespace chessrl::mcts {
 
-// A well-mixed 64-bit value from x (the splitmix64 finaliser). Used to derive
-// independent seeds: mix(seed ^ mix(index)).
-std::uint64_t mix64(std::uint64_t x);
+// A well-mixed 64-bit value from x (one SplitMix64 step, libs/core). Used to
+// derive independent seeds: mix64(seed ^ mix64(index)).
+using chessrl::mix64;
 
 class Rng {
  public:
