@@ -326,6 +326,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_selfplay_command(*bench);
 #ifdef CHESSRL_HAVE_SERVICES
   add_bench_replay_command(*bench);
+  add_bench_load_command(*bench);
 #endif
 }
 

@@ -24,6 +24,9 @@ void add_probe_command(CLI::App& app);
 void add_bench_selfplay_command(CLI::App& bench);
 // `bench replay`, under the bench command (built with CHESSRL_SERVICES only).
 void add_bench_replay_command(CLI::App& bench);
+// `bench load`, under the bench command: the replay service under load, every
+// acknowledged game checked in Redis (built with CHESSRL_SERVICES only).
+void add_bench_load_command(CLI::App& bench);
 // `bench train`, under the bench command: data-parallel training throughput
 // (it also runs as one of its own worker ranks).
 void add_bench_train_command(CLI::App& bench);

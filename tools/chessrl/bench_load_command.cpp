@@ -1,0 +1,502 @@
+// `chessrl bench load`: the replay service under load, and a check that no
+// acknowledged game is lost or stored twice. A private redis-server (appendfsync
+// always) and the chessrl-replay binary over it; `--producers` threads push
+// batches of fresh synthetic games (one gRPC channel each, like self-play
+// replicas) while `--samplers` threads call Sample, for `--seconds`. Every id
+// answered STORED is recorded; a game answered with any other status but
+// DUPLICATE or REJECTED (FAILED: not stored) is sent again, and so is every game
+// of a call that failed (UNAVAILABLE, DEADLINE_EXCEEDED, ...); a retry answered
+// DUPLICATE counts as stored. When the producers stop (after retrying what is
+// pending), Redis itself is read: every acknowledged id must be in the window
+// exactly once, with its dedup marker and every position key of it.
+// The kill scenario does the same with Redis killed (SIGKILL) at a third of the
+// run and restarted on the same port and data directory `--down` seconds later.
+// Exits nonzero when a game is lost, duplicated, rejected or left unresolved.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "bench_util.h"
+#include "chessrl/core/error.h"
+#include "chessrl/replay/redis_server.h"
+#include "chessrl/replay/synthetic_game.h"
+#include "chessrl/rpc/clients.h"
+#include "commands.h"
+#include "local_children.h"
+
+namespace chessrl::tool {
+namespace {
+
+struct LoadOptions {
+  int producers = 64;
+  int samplers = 2;
+  double seconds = 60;
+  int push_batch = 8;      // games per PushGames
+  int sample_count = 256;  // positions per Sample
+  int plies = 160;
+  double target_fraction = 0.25;
+  std::string scenario = "both";  // plain, kill or both
+  double down_seconds = 2;        // Redis down time in the kill scenario
+  double drain_seconds = 60;      // how long producers retry what is pending after the run
+  std::string bin_dir;
+  // The checker's own test (hidden): before the check, one game's window entry
+  // is removed and another's doubled, so the check must report 1 lost and 1
+  // duplicated, and fail.
+  bool sabotage = false;
+};
+
+// One thread's record: latencies of calls that answered, ids acknowledged,
+// errors by gRPC code.
+struct ThreadRecord {
+  std::vector<double> latencies_ms;
+  std::vector<std::string> acked;
+  std::uint64_t positions = 0;
+  std::uint64_t retried_games = 0;  // per-game statuses other than STORED/DUPLICATE/REJECTED
+  std::uint64_t duplicate_acks = 0;  // retries answered DUPLICATE (counted as stored)
+  std::uint64_t unexpected_duplicates = 0;  // DUPLICATE for an id never sent before
+  std::uint64_t rejected = 0;
+  std::uint64_t unresolved = 0;  // still not acknowledged when the drain ended
+  std::map<std::string, std::uint64_t> errors;  // failed calls by code
+  std::string first_rejection;
+};
+
+struct RunResult {
+  std::string scenario;
+  double seconds = 0;
+  ThreadRecord push;    // merged over the producers
+  ThreadRecord sample;  // merged over the samplers (acked/positions unused)
+  std::uint64_t sampled_positions = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t duplicated = 0;         // ids acknowledged STORED more than once
+  std::uint64_t window_duplicates = 0;  // ids in the window more than once
+  std::uint64_t unacknowledged_stored = 0;  // in the window, never acknowledged
+  std::uint64_t missing_markers = 0;
+  std::uint64_t missing_positions = 0;
+  long service_rss_kb = -1;
+  std::string redis_used_memory;
+  std::string service_status;
+  bool ok() const {
+    return lost == 0 && duplicated == 0 && window_duplicates == 0 && missing_markers == 0 &&
+           missing_positions == 0 && push.rejected == 0 && push.unresolved == 0 &&
+           push.unexpected_duplicates == 0;
+  }
+};
+
+double percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+void merge(ThreadRecord& into, ThreadRecord&& from) {
+  into.latencies_ms.insert(into.latencies_ms.end(), from.latencies_ms.begin(),
+                           from.latencies_ms.end());
+  into.acked.insert(into.acked.end(), std::make_move_iterator(from.acked.begin()),
+                    std::make_move_iterator(from.acked.end()));
+  into.positions += from.positions;
+  into.retried_games += from.retried_games;
+  into.duplicate_acks += from.duplicate_acks;
+  into.unexpected_duplicates += from.unexpected_duplicates;
+  into.rejected += from.rejected;
+  into.unresolved += from.unresolved;
+  for (const auto& [code, n] : from.errors) into.errors[code] += n;
+  if (into.first_rejection.empty()) into.first_rejection = from.first_rejection;
+}
+
+// "PushGames: UNAVAILABLE: ..." -> "UNAVAILABLE".
+std::string error_code(const std::string& error) {
+  const auto colon = error.find(": ");
+  if (colon == std::string::npos) return error.substr(0, 40);
+  const auto end = error.find(':', colon + 2);
+  return error.substr(colon + 2, end == std::string::npos ? std::string::npos : end - colon - 2);
+}
+
+struct PendingGame {
+  v1::Game game;
+  bool sent_before = false;
+};
+
+// Pushes fresh games until `stop`, then keeps retrying what is not yet
+// acknowledged until `drain_until`.
+ThreadRecord produce(int index, const LoadOptions& o, const rpc::ClientOptions& client_options,
+                     const std::vector<v1::Game>& pool, const std::atomic<bool>& stop,
+                     const std::atomic<Clock::rep>& drain_until) {
+  rpc::ReplayClient client(client_options);
+  ThreadRecord out;
+  std::vector<PendingGame> pending;
+  std::uint64_t made = 0;
+  v1::PushGamesRequest request;
+  while (true) {
+    const bool stopping = stop.load();
+    if (stopping && (pending.empty() || Clock::now().time_since_epoch().count() > drain_until))
+      break;
+    while (!stopping && static_cast<int>(pending.size()) < o.push_batch) {
+      PendingGame g;
+      g.game = pool[(static_cast<std::size_t>(index) * 7919 + made) % pool.size()];
+      g.game.set_id("load-" + std::to_string(index) + "-" + std::to_string(made++));
+      pending.push_back(std::move(g));
+    }
+    request.Clear();
+    for (const auto& g : pending) *request.add_games() = g.game;
+    const auto start = Clock::now();
+    auto reply = client.push_games(request);
+    if (!reply.ok()) {
+      ++out.errors[error_code(reply.error())];
+      for (auto& g : pending) g.sent_before = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    out.latencies_ms.push_back(seconds_since(start) * 1000);
+    std::vector<PendingGame> again;
+    for (int i = 0; i < reply->results_size() && i < static_cast<int>(pending.size()); ++i) {
+      const auto& result = reply->results(i);
+      PendingGame& g = pending[static_cast<std::size_t>(i)];
+      if (result.status() == v1::STORED || result.status() == v1::DUPLICATE) {
+        if (result.status() == v1::DUPLICATE) {
+          // Stored by an earlier try whose answer was lost; a DUPLICATE of an id
+          // never sent before would be a bug (ids are unique).
+          if (!g.sent_before) ++out.unexpected_duplicates;
+          ++out.duplicate_acks;
+        }
+        out.acked.push_back(g.game.id());
+        out.positions += static_cast<std::uint64_t>(g.game.targets_size());
+      } else if (result.status() == v1::REJECTED) {
+        ++out.rejected;
+        if (out.first_rejection.empty())
+          out.first_rejection = g.game.id() + ": " + result.reason() + " " + result.detail();
+      } else {  // not stored (FAILED): send it again
+        ++out.retried_games;
+        g.sent_before = true;
+        again.push_back(std::move(g));
+      }
+    }
+    pending = std::move(again);
+  }
+  out.unresolved = pending.size();
+  return out;
+}
+
+ThreadRecord draw_samples(const LoadOptions& o, const rpc::ClientOptions& client_options,
+                          const std::atomic<bool>& stop, std::uint64_t& positions) {
+  rpc::ReplayClient client(client_options);
+  ThreadRecord out;
+  while (!stop.load()) {
+    const auto start = Clock::now();
+    auto reply = client.sample(static_cast<std::uint32_t>(o.sample_count));
+    if (!reply.ok()) {
+      ++out.errors[error_code(reply.error())];
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    out.latencies_ms.push_back(seconds_since(start) * 1000);
+    positions += static_cast<std::uint64_t>(reply->positions_size());
+  }
+  return out;
+}
+
+// Walks the window inside Redis: {positions missing, markers missing, entries...}.
+constexpr const char* kCheckScript = R"lua(
+local prefix = ARGV[1]
+local window = redis.call('LRANGE', prefix .. ':window', 0, -1)
+local missing_positions, missing_markers = 0, 0
+local out = {0, 0}
+for _, entry in ipairs(window) do
+  local seq, count, id = string.match(entry, '^(%d+) (%d+) (.+)$')
+  for s = tonumber(seq), tonumber(seq) + tonumber(count) - 1 do
+    if redis.call('EXISTS', prefix .. ':pos:' .. s) == 0 then missing_positions = missing_positions + 1 end
+  end
+  if redis.call('EXISTS', prefix .. ':game:' .. id) == 0 then missing_markers = missing_markers + 1 end
+  out[#out + 1] = id
+end
+out[1], out[2] = missing_positions, missing_markers
+return out
+)lua";
+
+void check_against_redis(const replay::RedisServer& redis, bool sabotage, RunResult& r) {
+  if (sabotage) {
+    redis.cli({"LPOP", "chessrl:window"});
+    const std::string last = redis.cli({"LINDEX", "chessrl:window", "-1"});
+    redis.cli({"RPUSH", "chessrl:window", last});
+  }
+  const std::string text = redis.cli({"EVAL", kCheckScript, "0", "chessrl"});
+  std::istringstream lines(text);
+  std::string line;
+  std::vector<std::string> ids;
+  while (std::getline(lines, line)) ids.push_back(line);
+  if (ids.size() < 2) throw Error("bench load: the window check script answered: " + text);
+  r.missing_positions = std::stoull(ids[0]);
+  r.missing_markers = std::stoull(ids[1]);
+  std::unordered_map<std::string, int> in_window;
+  in_window.reserve(ids.size());
+  for (std::size_t i = 2; i < ids.size(); ++i) ++in_window[ids[i]];
+  for (const auto& [id, n] : in_window)
+    if (n > 1) ++r.window_duplicates;
+  std::unordered_map<std::string, int> acked;
+  acked.reserve(r.push.acked.size());
+  for (const auto& id : r.push.acked) ++acked[id];
+  for (const auto& [id, n] : acked) {
+    const auto it = in_window.find(id);
+    if (it == in_window.end()) ++r.lost;
+    if (n > 1) ++r.duplicated;
+  }
+  for (const auto& [id, n] : in_window)
+    if (!acked.contains(id)) ++r.unacknowledged_stored;
+}
+
+long rss_kb(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+std::string redis_used_memory(const replay::RedisServer& redis) {
+  std::istringstream info(redis.cli({"INFO", "memory"}));
+  std::string line;
+  while (std::getline(info, line))
+    if (line.rfind("used_memory_human:", 0) == 0) {
+      std::string value = line.substr(18);
+      while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
+      return value;
+    }
+  return "?";
+}
+
+RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::Game>& pool) {
+  RunResult r;
+  r.scenario = kill_redis ? "Redis SIGKILL + restart" : "steady";
+  replay::RedisServer::Options redis_options;
+  redis_options.password = "chessrl-bench-load";
+  redis_options.appendfsync = "always";
+  auto redis = replay::RedisServer::start(redis_options);
+  const int port = replay::free_port();
+  ChildSpec spec;
+  spec.name = "replay";
+  spec.argv = {find_service_binary("chessrl-replay", o.bin_dir).value_or_throw(), "--listen",
+               "127.0.0.1:" + std::to_string(port), "--metrics-listen", "off", "--redis-port",
+               std::to_string(redis->port()), "--redis-connections", "16", "--window-positions",
+               "68719476736"};  // 2^36: nothing is evicted, so every game stays checkable
+  spec.env = {{"CHESSRL_REDIS_PASSWORD", redis->password()}};
+  spec.log_path = redis->dir() + "/chessrl-replay.log";
+  auto service = Child::start(spec).value_or_throw();
+
+  rpc::ClientOptions client_options;
+  client_options.address = "127.0.0.1:" + std::to_string(port);
+  client_options.attempts = 1;  // retries are ours, counted
+  client_options.deadline = std::chrono::seconds(20);
+  {
+    rpc::ClientOptions wait = client_options;
+    wait.attempts = 40;
+    wait.backoff_max = std::chrono::milliseconds(250);
+    auto up = rpc::ReplayClient(wait).stats();
+    if (!up.ok())
+      throw Error("bench load: chessrl-replay did not answer (" + up.error() + "); its log:\n" +
+                  service->log_tail(20));
+  }
+
+  std::atomic<bool> stop{false};
+  std::atomic<Clock::rep> drain_until{0};
+  std::vector<ThreadRecord> producers(static_cast<std::size_t>(o.producers));
+  std::vector<ThreadRecord> samplers(static_cast<std::size_t>(o.samplers));
+  std::vector<std::uint64_t> sampled(static_cast<std::size_t>(o.samplers), 0);
+  std::vector<std::thread> threads;
+  const auto start = Clock::now();
+  for (int p = 0; p < o.producers; ++p)
+    threads.emplace_back([&, p] {
+      producers[std::size_t(p)] = produce(p, o, client_options, pool, stop, drain_until);
+    });
+  std::atomic<bool> stop_sampling{false};
+  std::vector<std::thread> sampler_threads;
+  for (int s = 0; s < o.samplers; ++s)
+    sampler_threads.emplace_back([&, s] {
+      samplers[std::size_t(s)] = draw_samples(o, client_options, stop_sampling, sampled[std::size_t(s)]);
+    });
+
+  ProgressLine progress;
+  const auto sleep_until = [&](double at) {
+    while (seconds_since(start) < at) {
+      progress.show("bench load (%s): %.0f / %.0f s", r.scenario.c_str(), seconds_since(start),
+                    o.seconds);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  };
+  if (kill_redis) {
+    sleep_until(o.seconds / 3);
+    redis->kill();
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.down_seconds));
+    redis->restart();
+  }
+  sleep_until(o.seconds);
+  r.seconds = seconds_since(start);
+  drain_until = (Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(o.drain_seconds)))
+                    .time_since_epoch()
+                    .count();
+  stop = true;
+  stop_sampling = true;
+  for (auto& t : threads) t.join();
+  for (auto& t : sampler_threads) t.join();
+  progress.clear();
+  for (auto& p : producers) merge(r.push, std::move(p));
+  for (auto& s : samplers) merge(r.sample, std::move(s));
+  for (auto n : sampled) r.sampled_positions += n;
+
+  r.service_rss_kb = rss_kb(service->pid());
+  r.redis_used_memory = redis_used_memory(*redis);
+  check_against_redis(*redis, o.sabotage, r);
+  service->stop(std::chrono::seconds(10));
+  r.service_status = service->status();
+  return r;
+}
+
+std::string errors_text(const std::map<std::string, std::uint64_t>& errors) {
+  std::string s;
+  for (const auto& [code, n] : errors) s += (s.empty() ? "" : ", ") + code + " " + std::to_string(n);
+  return s.empty() ? "none" : s;
+}
+
+void print_results(const LoadOptions& o, std::vector<RunResult>& runs) {
+  std::printf("| measure |");
+  for (const auto& r : runs) std::printf(" %s |", r.scenario.c_str());
+  std::printf("\n| --- |");
+  for (std::size_t i = 0; i < runs.size(); ++i) std::printf(" ---: |");
+  std::printf("\n");
+  auto row = [&](const char* name, auto&& value) {
+    std::printf("| %s |", name);
+    for (auto& r : runs) std::printf(" %s |", value(r).c_str());
+    std::printf("\n");
+  };
+  auto num = [](double v, const char* format = "%.0f") {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return std::string(buf);
+  };
+  row("producers x seconds", [&](RunResult& r) {
+    return std::to_string(o.producers) + " x " + num(r.seconds, "%.1f");
+  });
+  row("games acknowledged", [&](RunResult& r) { return num(double(r.push.acked.size())); });
+  row("positions", [&](RunResult& r) { return num(double(r.push.positions)); });
+  row("games/s", [&](RunResult& r) { return num(double(r.push.acked.size()) / r.seconds); });
+  row("push p50 / p99 / max (ms)", [&](RunResult& r) {
+    const double p50 = percentile(r.push.latencies_ms, 0.5);
+    const double p99 = percentile(r.push.latencies_ms, 0.99);
+    const double max = percentile(r.push.latencies_ms, 1.0);
+    return num(p50, "%.1f") + " / " + num(p99, "%.1f") + " / " + num(max, "%.1f");
+  });
+  row("sample calls", [&](RunResult& r) { return num(double(r.sample.latencies_ms.size())); });
+  row("sample p50 / p99 (ms)", [&](RunResult& r) {
+    const double p50 = percentile(r.sample.latencies_ms, 0.5);
+    const double p99 = percentile(r.sample.latencies_ms, 0.99);
+    return num(p50, "%.1f") + " / " + num(p99, "%.1f");
+  });
+  row("failed push calls (retried)", [&](RunResult& r) { return errors_text(r.push.errors); });
+  row("failed sample calls", [&](RunResult& r) { return errors_text(r.sample.errors); });
+  row("games answered not stored (retried)",
+      [&](RunResult& r) { return num(double(r.push.retried_games)); });
+  row("retries answered DUPLICATE (stored)",
+      [&](RunResult& r) { return num(double(r.push.duplicate_acks)); });
+  row("**lost**", [&](RunResult& r) { return num(double(r.lost)); });
+  row("**duplicated**",
+      [&](RunResult& r) { return num(double(r.duplicated + r.window_duplicates)); });
+  row("rejected / unresolved", [&](RunResult& r) {
+    return num(double(r.push.rejected)) + " / " + num(double(r.push.unresolved));
+  });
+  row("missing position keys / markers", [&](RunResult& r) {
+    return num(double(r.missing_positions)) + " / " + num(double(r.missing_markers));
+  });
+  row("stored, never acknowledged", [&](RunResult& r) { return num(double(r.unacknowledged_stored)); });
+  row("chessrl-replay RSS at the end", [&](RunResult& r) {
+    return r.service_rss_kb < 0 ? std::string("?") : num(double(r.service_rss_kb) / 1024, "%.0f MiB");
+  });
+  row("Redis used_memory at the end", [&](RunResult& r) { return r.redis_used_memory; });
+  for (const auto& r : runs)
+    if (!r.push.first_rejection.empty())
+      std::printf("\n%s: first rejected game: %s\n", r.scenario.c_str(), r.push.first_rejection.c_str());
+}
+
+int run_load_bench(const LoadOptions& o) {
+  replay::SyntheticGameOptions game_options;
+  game_options.max_plies = o.plies;
+  game_options.target_fraction = o.target_fraction;
+  game_options.producer = "bench-load";
+  std::vector<v1::Game> pool;
+  for (int i = 0; i < 256; ++i)
+    pool.push_back(replay::make_synthetic_game(static_cast<std::uint64_t>(i), game_options));
+  std::printf("chessrl bench load: chessrl-replay over a private redis-server (appendfsync always), "
+              "%d producers (%d games per PushGames) and %d samplers (%d positions per Sample) "
+              "for %.0f s\n\n",
+              o.producers, o.push_batch, o.samplers, o.sample_count, o.seconds);
+  std::vector<RunResult> runs;
+  if (o.scenario != "kill") runs.push_back(run_load(o, false, pool));
+  if (o.scenario != "plain") runs.push_back(run_load(o, true, pool));
+  print_results(o, runs);
+  bool ok = true;
+  for (const auto& r : runs) ok = ok && r.ok();
+  std::printf("\n%s\n", ok ? "OK: every acknowledged game is in Redis exactly once"
+                           : "FAILED: games lost, duplicated, rejected or unresolved (see above)");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+void add_bench_load_command(CLI::App& bench) {
+  auto o = std::make_shared<LoadOptions>();
+  CLI::App* cmd = bench.add_subcommand(
+      "load", "The replay service under load (chessrl-replay over a private redis-server), then "
+              "every acknowledged game checked in Redis: none lost, none twice; also with Redis "
+              "killed and restarted during the load. Exits 1 on a lost or duplicated game");
+  cmd->add_option("--producers", o->producers, "threads pushing games, one gRPC channel each")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--samplers", o->samplers, "threads calling Sample")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  cmd->add_option("--seconds", o->seconds, "length of each run")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--push-batch", o->push_batch, "games per PushGames call")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--sample", o->sample_count, "positions per Sample call")
+      ->check(CLI::Range(1, 16384))
+      ->capture_default_str();
+  cmd->add_option("--plies", o->plies, "length of the synthetic games (at most)")
+      ->check(CLI::Range(2, 1024))
+      ->capture_default_str();
+  cmd->add_option("--target-fraction", o->target_fraction, "share of moves that are training positions")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--scenario", o->scenario,
+                  "steady (plain), Redis killed with SIGKILL at a third of the run and restarted "
+                  "(kill), or one after the other (both)")
+      ->check(CLI::IsMember({"plain", "kill", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--down", o->down_seconds, "seconds Redis stays down in the kill scenario")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
+  cmd->add_option("--drain", o->drain_seconds,
+                  "seconds producers keep retrying unacknowledged games after the run")
+      ->check(CLI::Range(1.0, 600.0))
+      ->capture_default_str();
+  cmd->add_option("--bin-dir", o->bin_dir,
+                  "where chessrl-replay is (default: beside this program, or the build tree)");
+  cmd->add_flag("--sabotage", o->sabotage, "test of the check: drop one game, double another")
+      ->group("");
+  cmd->callback([o] {
+    const int status = run_load_bench(*o);
+    if (status != 0) throw Error("bench load: the check failed");
+  });
+}
+
+}  // namespace chessrl::tool
