@@ -6,18 +6,20 @@
 // from RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (or the pod's hostname).
 //
 // On success it prints one JSON line on stdout (rank, world_size, start_step,
-// end_step, resumed, samples_total, weights_hash, checkpoint, seconds) and
-// exits 0; SIGTERM or SIGINT ends training at the next step with a checkpoint.
+// end_step, resumed, samples_total, weights_hash, checkpoint, seconds,
+// published, publish_skipped) and exits 0; SIGTERM or SIGINT ends training at the next step with a checkpoint.
 // Logs go to stderr.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "chessrl/config/config.h"
 #include "chessrl/core/error.h"
@@ -55,6 +57,7 @@ struct Settings {
   chessrl::rpc::ClientSecurity security;
   train::TrainerOptions options;
   train::DistributedConfig distributed;
+  int publish_wait_s = 10;
   int rendezvous_timeout_s = 300;
   int collective_timeout_s = 600;
 };
@@ -152,6 +155,11 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--publish-every", o.publish_every,
                  "rank 0 publishes a model version every N steps (0: never)")
       ->capture_default_str();
+  app.add_option("--publish-wait", s.publish_wait_s,
+                 "at the end, seconds the last model queued for publishing may take to go out "
+                 "(publishing runs in the background and never holds a step)")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
 
   // Gates.
   app.add_option("--min-window", o.min_window,
@@ -193,27 +201,6 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
 }
 
-std::string json_escape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 // Fills in what the options name as text; the message names the option.
 chessrl::Result<void> resolve(Settings& s) {
   auto security = chessrl::rpc::load_client_security(s.security_flags);
@@ -228,6 +215,11 @@ chessrl::Result<void> resolve(Settings& s) {
   auto schedule = train::parse_schedule(s.schedule);
   if (!schedule.ok()) return chessrl::fail("--schedule: " + schedule.error());
   s.options.schedule = *schedule;
+  if (s.options.schedule == train::ScheduleKind::kCosine && s.options.steps == 0 &&
+      s.options.schedule_steps == 0)
+    return chessrl::fail("--schedule cosine needs a length to decay over, and --steps is 0 (train "
+                         "until stopped) and --schedule-steps is 0: set --schedule-steps");
+  s.options.publish_flush_ms = std::int64_t(s.publish_wait_s) * 1000;
   s.options.bucket_bytes = static_cast<std::size_t>(s.bucket_mb) << 20;
   if (auto valid = s.options.validate(); !valid.ok()) return valid;
   s.distributed.rendezvous_timeout = std::chrono::seconds(s.rendezvous_timeout_s);
@@ -273,12 +265,15 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   }
 
   // Where models go (rank 0 only).
-  std::unique_ptr<chessrl::rpc::ModelRegistryClient> models;
+  std::shared_ptr<chessrl::rpc::ModelRegistryClient> models;
   std::string registry_address = s.registry;
   if (registry_address.empty() && s.data.empty()) registry_address = s.replay;
   if (rank == 0 && !registry_address.empty() && s.options.publish_every > 0) {
     client_options.address = registry_address;
-    models = std::make_unique<chessrl::rpc::ModelRegistryClient>(client_options);
+    // One try per call: train()'s publishing thread retries with backoff, and
+    // gives a newer model precedence over a retry.
+    client_options.attempts = 1;
+    models = std::make_shared<chessrl::rpc::ModelRegistryClient>(client_options);
     log("publishing a model version every " + std::to_string(s.options.publish_every) +
         " steps to " + registry_address);
   }
@@ -290,8 +285,10 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   callbacks.on_pause = [&metrics](bool paused, const std::string&) { metrics.on_pause(paused); };
   if (models) {
     const std::string network = s.options.network.name();
-    callbacks.publish = [&models, &metrics, network](
-                            const chessrl::nn::Checkpoint& checkpoint)
+    // Called on train()'s publishing thread; `checkpoint` holds the weights
+    // only (no optimizer state: a smaller model for self-play and evaluation).
+    // It owns what it uses: a call in flight at the end is abandoned.
+    callbacks.publish = [models, network](const chessrl::nn::Checkpoint& checkpoint)
         -> chessrl::Result<std::uint64_t> {
       auto latest = models->latest();
       if (!latest.ok()) return chessrl::fail("publish: " + latest.error());
@@ -307,24 +304,43 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
       (*info.mutable_metadata())["step"] = std::to_string(checkpoint.info.step);
       auto published = models->publish(info, blob);
       if (!published.ok()) return chessrl::fail("publish: " + published.error());
-      metrics.on_publish(version);
       return version;
+    };
+    callbacks.on_publish_outcome = [&metrics](std::optional<std::uint64_t> version) {
+      if (version)
+        metrics.on_publish(*version);
+      else
+        metrics.on_publish_failure();
     };
   }
 
   auto summary = train::train(s.options, dist, *source, callbacks, stop);
   if (!summary.ok()) throw chessrl::Error(summary.error());
   const train::TrainSummary& r = *summary;
-  std::printf(
-      "{\"rank\":%d,\"world_size\":%d,\"start_step\":%lld,\"end_step\":%lld,\"resumed\":%s,"
-      "\"samples_total\":%llu,\"weights_hash\":\"%016llx\",\"checkpoint\":\"%s\","
-      "\"seconds\":%.3f}\n",
-      rank, dist.world_size, static_cast<long long>(r.start_step),
-      static_cast<long long>(r.end_step), r.resumed ? "true" : "false",
-      static_cast<unsigned long long>(r.samples_total),
-      static_cast<unsigned long long>(r.weights_hash), json_escape(r.last_checkpoint).c_str(),
-      r.seconds);
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(r.weights_hash));
+  const nlohmann::json line = {
+      {"rank", rank},
+      {"world_size", dist.world_size},
+      {"start_step", r.start_step},
+      {"end_step", r.end_step},
+      {"resumed", r.resumed},
+      {"samples_total", r.samples_total},
+      {"weights_hash", hash},
+      {"checkpoint", r.last_checkpoint},
+      {"seconds", r.seconds},
+      {"published", r.published},
+      {"publish_skipped", r.publish_skipped},
+  };
+  std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   std::fflush(stdout);
+  if (r.publish_abandoned) {
+    // A registry call still in flight (it may block for --rpc-deadline): the
+    // checkpoint is on disk, so exit now rather than wait for it.
+    log("exiting with a publish call still in flight (the registry does not answer)");
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "chessrl/nn/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -206,6 +207,37 @@ TEST(Checkpoint, FilesAreWrittenAtomically) {
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.error().find("model.ckpt"), std::string::npos) << truncated.error();
   EXPECT_NE(truncated.error().find("truncated"), std::string::npos) << truncated.error();
+  std::filesystem::remove_all(dir);
+}
+
+// Temporary files of writers that died mid-write go; a live writer's stay.
+TEST(Checkpoint, StaleTemporaryFilesOfDeadWritersAreRemoved) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("chessrl_ckpt_tmp_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // reaped: that pid is dead now
+  const auto file = [&](const std::string& name) {
+    std::ofstream((dir / name).string()) << "half";
+    return (dir / name).string();
+  };
+  const std::string dead = file("ckpt-0000000010.chrl.tmp." + std::to_string(child));
+  const std::string own = file("ckpt-0000000020.chrl.tmp." + std::to_string(::getpid()));
+  const std::string live = file("ckpt-0000000030.chrl.tmp." + std::to_string(::getppid()));
+  const std::string other = file("notes.tmp.txt");
+  const auto removed = remove_stale_temp_files(dir.string());
+  EXPECT_EQ(removed.size(), 2u);
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_FALSE(std::filesystem::exists(own));
+  EXPECT_TRUE(std::filesystem::exists(live)) << "a live process's write in flight";
+  EXPECT_TRUE(std::filesystem::exists(other));
+  // A checkpoint saved in a directory is there (the directory is synced too).
+  ASSERT_TRUE(save_checkpoint_file(sample(), (dir / "m.ckpt").string()).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir / "m.ckpt"));
   std::filesystem::remove_all(dir);
 }
 

@@ -78,6 +78,15 @@ TEST(TrainerOptions, DefaultsAreValidAndBadFieldsAreNamed) {
   expect_bad([](TrainerOptions& t) { t.max_reuse = -1; }, "max_reuse");
   expect_bad([](TrainerOptions& t) { t.network.blocks = 0; }, "network");
   expect_bad([](TrainerOptions& t) { t.checkpoint_every = 0; }, "checkpoint_every");
+  // Item 6: cosine over no length was silently constant; refused, naming both.
+  expect_bad([](TrainerOptions& t) { t.schedule = ScheduleKind::kCosine; }, "steps is 0");
+  expect_bad([](TrainerOptions& t) { t.schedule = ScheduleKind::kCosine; }, "schedule_steps");
+  TrainerOptions cosine;
+  cosine.schedule = ScheduleKind::kCosine;
+  cosine.schedule_steps = 100;  // until stopped, decaying over 100 steps: fine
+  EXPECT_TRUE(cosine.validate().ok());
+  // Item 5: one checkpoint leaves no fallback for a corrupt one.
+  expect_bad([](TrainerOptions& t) { t.keep_checkpoints = 1; }, "keep_checkpoints");
   EXPECT_FALSE(parse_optimizer("adam").ok());
   EXPECT_EQ(parse_optimizer("adamw").value_or_throw(), OptimizerKind::kAdamW);
   EXPECT_EQ(parse_schedule("cosine").value_or_throw(), ScheduleKind::kCosine);

@@ -1,12 +1,14 @@
 #include "chessrl/nn/checkpoint.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -326,7 +328,41 @@ Result<void> save_checkpoint_file(const Checkpoint& checkpoint, const std::strin
     ::unlink(tmp.c_str());
     return fail("cannot rename " + tmp + " to " + path + ": " + why);
   }
+  // The rename is in the directory: on disk only once the directory is synced.
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return fail("cannot open directory " + dir + " to sync " + path + ": " + std::strerror(errno));
+  const int synced = ::fsync(dfd);
+  const int sync_errno = errno;
+  ::close(dfd);
+  // EINVAL: a file system that cannot sync directories; the rename stands.
+  if (synced != 0 && sync_errno != EINVAL)
+    return fail("cannot sync directory " + dir + " after writing " + path + ": " +
+                std::strerror(sync_errno));
   return {};
+}
+
+std::vector<std::string> remove_stale_temp_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto at = name.rfind(".tmp.");
+    if (at == std::string::npos || at == 0) continue;
+    const std::string digits = name.substr(at + 5);
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    const bool dead = pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH);
+    if (!dead && pid != ::getpid()) continue;
+    std::error_code rm;
+    if (fs::remove(entry.path(), rm)) removed.push_back(entry.path().string());
+  }
+  return removed;
 }
 
 Result<std::string> read_file_bytes(const std::string& path) {

@@ -47,7 +47,14 @@ Result<void> TrainerOptions::validate() const {
     return bad("value_q_ratio", "must be in [0, 1]");
   if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) return bad("clip_norm", "must be >= 0 (0: off)");
   if (checkpoint_every < 1) return bad("checkpoint_every", "must be >= 1");
-  if (keep_checkpoints < 1) return bad("keep_checkpoints", "must be >= 1");
+  if (keep_checkpoints < 2)
+    return bad("keep_checkpoints",
+               "must be >= 2 (the previous checkpoint is the fallback when the latest is corrupt)");
+  if (schedule == ScheduleKind::kCosine && steps == 0 && schedule_steps == 0)
+    return bad("schedule", "cosine needs a length to decay over: steps is 0 (train until stopped) "
+                           "and schedule_steps is 0; set schedule_steps (or steps)");
+  if (publish_flush_ms < 0) return bad("publish_flush_ms", "must be >= 0");
+  if (stop_data_grace_ms < 0) return bad("stop_data_grace_ms", "must be >= 0");
   if (publish_every < 0) return bad("publish_every", "must be >= 0 (0: never)");
   if (!(max_reuse >= 0) || !std::isfinite(max_reuse)) return bad("max_reuse", "must be >= 0 (0: no cap)");
   if (prefetch_batches < 1 || prefetch_batches > 64) return bad("prefetch_batches", "must be 1..64");

@@ -10,12 +10,32 @@
 #endif
 
 #include <chrono>
+#include <cstdio>
+#include <random>
 #include <thread>
 
 namespace chessrl::train {
 namespace {
 
-std::string rank_key(int rank) { return "chessrl/rank/" + std::to_string(rank); }
+// Every key of a rendezvous carries rank 0's generation, a nonce it draws at
+// start: a rank restarted while rank 0 still serves the store of a group
+// already formed never reads that group's keys (its ranks, Gloo's addresses).
+constexpr char kGenerationKey[] = "chessrl/generation";
+std::string rank_key(const std::string& gen, int rank) {
+  return "chessrl/" + gen + "/rank/" + std::to_string(rank);
+}
+std::string formed_key(const std::string& gen) { return "chessrl/" + gen + "/formed"; }
+
+std::string new_generation() {
+  std::random_device rd;
+  const auto now = std::chrono::system_clock::now().time_since_epoch().count();
+  std::mt19937_64 g((std::uint64_t(rd()) << 32) ^ rd() ^ std::uint64_t(now));
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(g()));
+  return buf;
+}
+
+std::string text(const std::vector<std::uint8_t>& v) { return std::string(v.begin(), v.end()); }
 
 #ifdef CHESSRL_HAVE_GLOO
 bool is_loopback(const std::string& addr) {
@@ -31,29 +51,68 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
   const auto timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(config.rendezvous_timeout);
   Group g;
-  c10::intrusive_ptr<c10d::TCPStore> store;
-  try {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto connect = [&](std::chrono::milliseconds limit) {
     c10d::TCPStoreOptions o;
     o.port = static_cast<std::uint16_t>(config.master_port);
     o.isServer = config.rank == 0;
     o.numWorkers = config.world_size;
     o.waitWorkers = false;  // we wait ourselves, to name who is missing
-    o.timeout = timeout;
-    store = c10::make_intrusive<c10d::TCPStore>(config.master_addr, o);
-  } catch (const std::exception& e) {
-    return fail("rendezvous: rank " + std::to_string(config.rank) +
-                (config.rank == 0
-                     ? " cannot serve the store on port " + std::to_string(config.master_port)
-                     : " cannot reach rank 0's store at " + where) +
-                ": " + e.what());
+    o.timeout = limit;
+    return c10::make_intrusive<c10d::TCPStore>(config.master_addr, o);
+  };
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  std::string gen;
+  if (config.rank == 0) {
+    try {
+      store = connect(timeout);
+      gen = new_generation();
+      store->set(kGenerationKey, std::vector<std::uint8_t>(gen.begin(), gen.end()));
+    } catch (const std::exception& e) {
+      return fail("rendezvous: rank 0 cannot serve the store on port " +
+                  std::to_string(config.master_port) + ": " + e.what());
+    }
+  } else {
+    // Rank 0's generation, unless its group already formed without us (we
+    // restarted while it lives on): then wait for a new rank 0 and its store.
+    bool noted = false;
+    std::string last_error;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left <= std::chrono::milliseconds(0)) {
+        if (!gen.empty())
+          return fail("rendezvous at " + where + " timed out after " +
+                      std::to_string(config.rendezvous_timeout.count()) +
+                      " s: rank 0's group (generation " + gen +
+                      ") already formed without this rank, and no new generation came (rank 0 "
+                      "must restart too)");
+        return fail("rendezvous: rank " + std::to_string(config.rank) +
+                    " cannot reach rank 0's store at " + where + ": " + last_error);
+      }
+      try {
+        if (!store) store = connect(left);
+        store->wait({kGenerationKey}, left);
+        gen = text(store->get(kGenerationKey));
+        if (!store->check({formed_key(gen)})) break;
+        if (!noted)
+          log("rendezvous: rank 0's group (generation " + gen +
+              ") already formed without this rank; waiting for a new generation");
+        noted = true;
+        store.reset();  // a restarted rank 0 serves a new store
+      } catch (const std::exception& e) {
+        store.reset();
+        last_error = e.what();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
   }
   g.store = store;
   std::vector<std::string> keys;
-  for (int r = 0; r < config.world_size; ++r) keys.push_back(rank_key(r));
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int r = 0; r < config.world_size; ++r) keys.push_back(rank_key(gen, r));
   try {
     const std::string host = local_hostname();
-    store->set(rank_key(config.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
+    store->set(rank_key(gen, config.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
     log("rendezvous: rank " + std::to_string(config.rank) + " of " +
         std::to_string(config.world_size) + " at " + where + ", waiting for the others");
     auto last_note = std::chrono::steady_clock::now();
@@ -63,7 +122,7 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
         std::string missing;
         int count = 0;
         for (int r = 0; r < config.world_size; ++r)
-          if (!store->check({rank_key(r)})) {
+          if (!store->check({rank_key(gen, r)})) {
             missing += (count++ ? ", " : "") + std::to_string(r);
           }
         if (now >= deadline)
@@ -76,11 +135,12 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    if (config.rank == 0) store->set(formed_key(gen), std::vector<std::uint8_t>{1});
   } catch (const std::exception& e) {
     return fail("rendezvous at " + where + " failed: " + e.what());
   }
 
-  auto prefix = c10::make_intrusive<c10d::PrefixStore>("chessrl/pg", store);
+  auto prefix = c10::make_intrusive<c10d::PrefixStore>("chessrl/" + gen + "/pg", store);
   const auto collective =
       std::chrono::duration_cast<std::chrono::milliseconds>(config.collective_timeout);
   std::string trying;  // the backend being connected, for the error

@@ -3,7 +3,6 @@
 #include <torch/torch.h>  // first: the headers below assume it
 
 #include <ATen/autocast_mode.h>
-#include <torch/optim/adamw.h>
 
 #include <malloc.h>
 
@@ -21,9 +20,12 @@
 
 #include "batch.h"
 #include "chessrl/nn/torch_network.h"
+#include "data_gate.h"
 #include "grad_reducer.h"
+#include "optimizer.h"
 #include "prefetcher.h"
 #include "process_group.h"
+#include "publisher.h"
 #include "trainer_state.h"
 
 namespace chessrl::train {
@@ -34,43 +36,6 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-const char* optimizer_name(OptimizerKind k) { return k == OptimizerKind::kSgd ? "sgd" : "adamw"; }
-
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainerOptions& o,
-                                                        std::vector<torch::Tensor> params) {
-  if (o.optimizer == OptimizerKind::kAdamW)
-    return std::make_unique<torch::optim::AdamW>(
-        std::move(params), torch::optim::AdamWOptions(o.lr)
-                               .betas({o.adam_beta1, o.adam_beta2})
-                               .eps(o.adam_eps)
-                               .weight_decay(o.weight_decay));
-  return std::make_unique<torch::optim::SGD>(std::move(params),
-                                             torch::optim::SGDOptions(o.lr)
-                                                 .momentum(o.momentum)
-                                                 .nesterov(o.momentum > 0)
-                                                 .weight_decay(o.weight_decay));
-}
-
-std::string save_optimizer(torch::optim::Optimizer& opt) {
-  torch::serialize::OutputArchive archive;
-  opt.save(archive);
-  std::ostringstream out;
-  archive.save_to(out);
-  return out.str();
-}
-
-Result<void> load_optimizer(torch::optim::Optimizer& opt, std::string_view bytes,
-                            const torch::Device& device) {
-  try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(bytes.data(), bytes.size(), device);
-    opt.load(archive);
-  } catch (const std::exception& e) {
-    return fail(std::string("cannot load the optimizer state: ") + e.what());
-  }
-  return {};
-}
-
 // Float tensors (batch-norm statistics) that ranks update from their own data.
 std::vector<torch::Tensor> float_buffers(nn::Network& net) {
   std::vector<torch::Tensor> out;
@@ -79,15 +44,29 @@ std::vector<torch::Tensor> float_buffers(nn::Network& net) {
   return out;
 }
 
+// Copies tensors and puts the copies back on destruction unless disarmed.
+class BufferRestore {
+ public:
+  explicit BufferRestore(std::vector<torch::Tensor> tensors) : tensors_(std::move(tensors)) {
+    torch::NoGradGuard no_grad;
+    for (auto& t : tensors_) saved_.push_back(t.clone());
+  }
+  ~BufferRestore() {
+    if (saved_.empty()) return;
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < tensors_.size(); ++i) tensors_[i].copy_(saved_[i]);
+  }
+  void disarm() { saved_.clear(); }
+
+ private:
+  std::vector<torch::Tensor> tensors_, saved_;
+};
+
 std::string percent(double part, double whole) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
   return buf;
 }
-
-}  // namespace
-
-namespace {
 
 // bf16 autocast on CUDA for the forward pass, on or off (off also drops the
 // cast weights it cached). LibTorch 2.4 made the autocast calls per device type.
@@ -107,7 +86,13 @@ class Run {
  public:
   Run(const TrainerOptions& o, const DistributedConfig& d, ExampleSource& source,
       const TrainerCallbacks& cb, const std::atomic<bool>& stop)
-      : o_(o), d_(d), source_(source), cb_(cb), stop_(stop) {}
+      : o_(o),
+        d_(d),
+        source_(source),
+        cb_(cb),
+        stop_(stop),
+        gate_(o.min_window, o.max_reuse, o.batch_size * d.world_size,
+              [this](const std::string& l) { log(l); }) {}
 
   Result<TrainSummary> run();
 
@@ -122,18 +107,21 @@ class Run {
   Result<std::string> initial_bytes();
   Result<void> load_initial();
   Result<void> agree(std::int64_t& allowed, bool& go);
-  std::pair<std::int64_t, std::string> local_allowance();
   Result<StepReport> step(Batch& host_batch, double data_wait);
   Result<void> check_hash();
   Result<void> write_checkpoint();
   void publish();
-  nn::Checkpoint snapshot();
+  // The weights (and buffers) at the step reached; with the trainer's state
+  // and the optimizer's for a checkpoint, without them for a published model.
+  nn::Checkpoint snapshot(bool with_optimizer = true);
 
   const TrainerOptions& o_;
   const DistributedConfig& d_;
   ExampleSource& source_;
   const TrainerCallbacks& cb_;
   const std::atomic<bool>& stop_;
+  DataGate gate_;
+  std::unique_ptr<BackgroundPublisher> publisher_;  // rank 0 with a publish callback
 
   torch::Device device_{torch::kCPU};
   bool cuda_ = false;
@@ -146,9 +134,6 @@ class Run {
   std::uint64_t samples_total_ = 0;
   TrainSummary summary_;
   std::int64_t last_checkpoint_step_ = -1;
-  DataStatus status_;
-  Clock::time_point status_at_{};
-  bool status_ok_ = false;
 };
 
 Result<void> Run::setup_device() {
@@ -177,14 +162,15 @@ Result<std::string> Run::initial_bytes() {
     std::error_code ec;
     std::filesystem::create_directories(o_.checkpoint_dir, ec);
     if (ec) return fail("cannot create checkpoint directory " + o_.checkpoint_dir + ": " + ec.message());
-    auto latest = latest_checkpoint(o_.checkpoint_dir);
-    if (!latest) return fail(latest.error());
-    if (!latest->empty()) {
-      auto bytes = nn::read_file_bytes(*latest);
-      if (!bytes) return fail(bytes.error());
+    for (const auto& stale : nn::remove_stale_temp_files(o_.checkpoint_dir))
+      log("removed " + stale + ", left by a writer that died mid-write");
+    auto point = find_resume_point(o_.checkpoint_dir, d_.world_size,
+                                   [this](const std::string& l) { log(l); });
+    if (!point) return fail(point.error());
+    if (*point) {
       summary_.resumed = true;
-      log("resuming from " + *latest);
-      return std::move(*bytes);
+      log("resuming from " + (*point)->path);
+      return std::move((*point)->bytes);
     }
   }
   if (!o_.init_checkpoint.empty()) {
@@ -254,43 +240,10 @@ Result<void> Run::load_initial() {
   return {};
 }
 
-// (steps allowed by the data gates, why not more) for this rank.
-std::pair<std::int64_t, std::string> Run::local_allowance() {
-  constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max();
-  if (o_.min_window == 0 && o_.max_reuse == 0) return {kUnlimited, ""};
-  if (!status_ok_ || seconds_since(status_at_) > 1.0 || status_at_ == Clock::time_point{}) {
-    auto s = source_.status();
-    status_at_ = Clock::now();
-    if (s) {
-      status_ = *s;
-      status_ok_ = true;
-    } else {
-      status_ok_ = false;
-      return {step_, "the data source's status is unavailable: " + s.error()};
-    }
-  }
-  if (status_.fixed) return {kUnlimited, ""};
-  if (status_.window_positions < o_.min_window)
-    return {0, "the window holds " + std::to_string(status_.window_positions) +
-                   " positions, fewer than min_window " + std::to_string(o_.min_window)};
-  if (o_.max_reuse > 0) {
-    const double global_batch = double(o_.batch_size) * d_.world_size;
-    const double allowed_samples = o_.max_reuse * double(status_.positions_stored_total);
-    const auto allowed = static_cast<std::int64_t>((allowed_samples - double(samples_total_)) / global_batch);
-    const std::int64_t limit = step_ + std::max<std::int64_t>(allowed, 0);
-    return {limit, std::to_string(samples_total_) + " samples trained on " +
-                       std::to_string(status_.positions_stored_total) +
-                       " positions stored: max_reuse " + std::to_string(o_.max_reuse) +
-                       " reached, waiting for self-play"};
-  }
-  return {kUnlimited, ""};
-}
-
 // All ranks agree whether to go on (nobody was told to stop) and how many
 // steps the data gates allow (the minimum over ranks).
 Result<void> Run::agree(std::int64_t& allowed, bool& go) {
-  auto [local, why] = local_allowance();
-  allowed = local;
+  allowed = gate_.allowance(source_, step_, samples_total_, false).first;
   go = !stop_.load();
   if (pg_) {
     auto t = torch::tensor({allowed, std::int64_t(go)}, torch::kInt64);
@@ -298,7 +251,6 @@ Result<void> Run::agree(std::int64_t& allowed, bool& go) {
     allowed = t[0].item<std::int64_t>();
     go = t[1].item<std::int64_t>() != 0;
   }
-  (void)why;
   return {};
 }
 
@@ -311,6 +263,10 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   const std::int64_t micro = batch.size() / o_.accumulate;
   torch::Tensor policy_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   torch::Tensor value_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+  // With peers, a collective may fail before the optimizer step: the forward
+  // passes' batch-norm statistics are then undone, so the state stays that of
+  // the last step done (what rank 0 checkpoints after a peer's failure).
+  BufferRestore restore(pg_ ? float_buffers(net_) : std::vector<torch::Tensor>{});
   std::vector<torch::Tensor> buffers;
   torch::Tensor buffer_flat;
   c10::intrusive_ptr<c10d::Work> buffer_work;
@@ -365,6 +321,12 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   }
   if (o_.clip_norm > 0) torch::nn::utils::clip_grad_norm_(net_->parameters(), o_.clip_norm);
   opt_->step();
+  restore.disarm();
+  // The step is done on every rank from here (gradients and statistics were
+  // all-reduced): a later failure leaves a consistent state to checkpoint.
+  ++step_;
+  const std::int64_t samples = std::int64_t(o_.batch_size) * d_.world_size;
+  samples_total_ += std::uint64_t(samples);
 
   auto losses = torch::stack({policy_sum, value_sum}).to(torch::kCPU).to(torch::kFloat64) /
                 double(o_.accumulate);
@@ -373,9 +335,6 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
       return fail(r.error());
     losses /= double(d_.world_size);
   }
-  ++step_;
-  const std::int64_t samples = std::int64_t(o_.batch_size) * d_.world_size;
-  samples_total_ += std::uint64_t(samples);
   StepReport r;
   r.rank = d_.rank;
   r.step = step_;
@@ -389,17 +348,17 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   r.allreduce_seconds = comm_wait;
   r.step_seconds = seconds_since(start) + data_wait;
   r.samples_per_second = r.step_seconds > 0 ? double(samples) / r.step_seconds : 0;
-  if (status_ok_ && !status_.fixed && status_.positions_stored_total > 0)
-    r.sample_reuse = double(samples_total_) / double(status_.positions_stored_total);
+  r.sample_reuse = gate_.reuse(samples_total_);
   return r;
 }
 
-nn::Checkpoint Run::snapshot() {
+nn::Checkpoint Run::snapshot(bool with_optimizer) {
   nn::ModelInfo info;
   info.step = step_;
   info.created_ms = nn::unix_millis_now();
   info.description = "chessrl-trainer step " + std::to_string(step_);
   nn::Checkpoint c = nn::to_checkpoint(net_, info);
+  if (!with_optimizer) return c;
   TrainerState s;
   s.step = step_;
   s.samples_total = samples_total_;
@@ -440,13 +399,11 @@ Result<void> Run::write_checkpoint() {
   return {};
 }
 
+// Hands the weights to the background publisher: the step loop never waits on
+// the registry (a slow one would hold every rank past its collective timeout).
 void Run::publish() {
-  if (d_.rank != 0 || !cb_.publish) return;
-  auto version = cb_.publish(snapshot());
-  if (version)
-    log("published step " + std::to_string(step_) + " as model version " + std::to_string(*version));
-  else
-    log("publishing step " + std::to_string(step_) + " failed (training goes on): " + version.error());
+  if (!publisher_) return;
+  publisher_->offer(snapshot(false), step_);
 }
 
 Result<TrainSummary> Run::run() {
@@ -475,6 +432,10 @@ Result<TrainSummary> Run::run() {
         optimizer_name(o_.optimizer) + ", from step " + std::to_string(step_) +
         (o_.steps > 0 ? " to " + std::to_string(o_.steps) : ""));
   if (pg_) reducer_ = std::make_unique<GradReducer>(net_->parameters(), *pg_, o_.bucket_bytes, o_.overlap);
+  if (d_.rank == 0 && cb_.publish && o_.publish_every > 0)
+    publisher_ = std::make_unique<BackgroundPublisher>(
+        cb_.publish, [this](const std::string& l) { log(l); }, BackgroundPublisher::Options{},
+        cb_.on_publish_outcome);
 
   Result<void> failure;
   bool peer_left = false;  // stopped: another rank left during the last step
@@ -490,6 +451,7 @@ Result<TrainSummary> Run::run() {
       bool go = true;
       if (auto r = agree(allowed, go); !r) {
         failure = r;
+        peer_left = true;  // between steps: the state is whole, rank 0 checkpoints it
         break;
       }
       if (!go) {
@@ -499,13 +461,13 @@ Result<TrainSummary> Run::run() {
       if (step_ >= allowed) {
         if (!paused) {
           paused = true;
-          const std::string why = local_allowance().second;
+          const std::string why = gate_.allowance(source_, step_, samples_total_, false).second;
           log("paused: " + (why.empty() ? std::string("another rank's data gate") : why));
           if (cb_.on_pause) cb_.on_pause(true, why);
         }
         for (int i = 0; i < 10 && !stop_.load(); ++i)
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        status_ok_ = false;  // look again
+        gate_.invalidate();  // look again
         continue;
       }
       if (paused) {
@@ -516,8 +478,9 @@ Result<TrainSummary> Run::run() {
       const auto wait_start = Clock::now();
       // A rank that agreed to this step finishes it: the others wait for its
       // gradients. World of one: give up at once when stopped.
-      auto batch = prefetcher.pop(stop_, d_.world_size > 1 ? std::chrono::seconds(30)
-                                                           : std::chrono::seconds(0));
+      auto batch = prefetcher.pop(stop_, d_.world_size > 1
+                                             ? std::chrono::milliseconds(o_.stop_data_grace_ms)
+                                             : std::chrono::milliseconds(0));
       const double waited = seconds_since(wait_start);
       if (!batch) {
         log("stopping at step " + std::to_string(step_) + " without data for the next step");
@@ -533,7 +496,10 @@ Result<TrainSummary> Run::run() {
           peer_left = true;
           break;
         }
+        // A collective failed (a peer died or timed out). The state is that of
+        // the last step done on every rank: rank 0 still checkpoints it.
         failure = fail(report.error());
+        peer_left = true;
         break;
       }
       if (cb_.on_step) cb_.on_step(*report);
@@ -571,7 +537,27 @@ Result<TrainSummary> Run::run() {
     }
     prefetcher.stop();
   }
-  if (!failure) return fail(failure.error());
+  if (publisher_) {
+    // The queued model a bounded time to go out (a hung registry does not hold the stop).
+    publisher_->finish(std::chrono::milliseconds(o_.publish_flush_ms));
+    const PublisherCounts counts = publisher_->counts();
+    summary_.published = counts.published;
+    summary_.publish_skipped = counts.skipped;
+    publisher_.reset();  // a call still in flight is abandoned
+    summary_.publish_abandoned = counts.abandoned;
+  }
+  if (!failure) {
+    // Rank 0 leaves the state it reached when a peer died or left: the work
+    // since the last checkpoint is not lost with it.
+    if (peer_left && d_.rank == 0 && !o_.checkpoint_dir.empty() && step_ > 0) {
+      if (auto r = write_checkpoint(); r)  // none when the last one is of this step
+        log("after the failure, the checkpoint of step " + std::to_string(step_) +
+            " holds the state reached: " + checkpoint_path(o_.checkpoint_dir, step_));
+      else
+        log("no checkpoint after the failure: " + r.error());
+    }
+    return fail(failure.error());
+  }
   // The final state: a checkpoint at the step reached (after a stop too).
   if (auto r = write_checkpoint(); !r) return fail(r.error());
   if (o_.hash_every > 0 && !peer_left)  // no collective without the other ranks

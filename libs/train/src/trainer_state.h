@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,5 +27,19 @@ Result<DecodedState> decode_state(std::string_view bytes);
 
 // (step, path) of every checkpoint in dir, by increasing step.
 Result<std::vector<std::pair<std::int64_t, std::string>>> list_checkpoints(const std::string& dir);
+
+// The checkpoint a run resumes from: the newest in `dir` that reads back whole
+// (file, CRC, trainer state). An unreadable one is renamed to <name>.corrupt
+// with a warning and the previous one tried; a checkpoint written by another
+// world size is taken with a warning naming both sizes (the weights and the
+// optimizer state are the same on every rank). Nothing when `dir` holds no
+// checkpoint; an error when none of them reads back.
+struct ResumePoint {
+  std::string path;
+  std::string bytes;
+  TrainerState state;
+};
+Result<std::optional<ResumePoint>> find_resume_point(
+    const std::string& dir, int world_size, const std::function<void(const std::string&)>& log);
 
 }  // namespace chessrl::train

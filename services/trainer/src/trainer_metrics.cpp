@@ -28,12 +28,15 @@ TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int 
                                    "Learning rate of the last step")),
       sample_reuse(registry.gauge("chessrl_trainer_sample_reuse_ratio",
                                   "Samples trained per position self-play stored, since the "
-                                  "start (what --max-reuse caps)")),
+                                  "start or the store's last reset (what --max-reuse caps)")),
       step(registry.gauge("chessrl_trainer_step", "Steps done (the checkpoint step reached)")),
       paused(registry.gauge("chessrl_trainer_paused",
                             "1 while training waits (minimum window, reuse cap), else 0")),
       model_version(registry.gauge("chessrl_model_version",
                                    "Model version this trainer last published (rank 0)")),
+      publish_failures_total(registry.counter(
+          "chessrl_trainer_publish_failures_total",
+          "Publish attempts that failed (rank 0; retried in the background, training goes on)")),
       rank(registry.gauge("chessrl_trainer_rank", "This process's rank")),
       world_size(registry.gauge("chessrl_trainer_world_size", "Ranks training together")) {
   rank.set(rank_value);
@@ -62,5 +65,7 @@ void TrainerMetrics::on_pause(bool is_paused) { paused.set(is_paused ? 1 : 0); }
 void TrainerMetrics::on_publish(std::uint64_t version) {
   model_version.set(static_cast<double>(version));
 }
+
+void TrainerMetrics::on_publish_failure() { publish_failures_total.inc(); }
 
 }  // namespace chessrl::trainer

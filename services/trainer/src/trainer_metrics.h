@@ -21,6 +21,8 @@ class TrainerMetrics {
   void on_pause(bool paused);
   // Rank 0 published this model version.
   void on_publish(std::uint64_t version);
+  // Rank 0's publish attempt failed (it is retried in the background).
+  void on_publish_failure();
 
   metrics::Counter& steps_total;
   metrics::Counter& samples_total;
@@ -37,6 +39,7 @@ class TrainerMetrics {
   metrics::Gauge& step;
   metrics::Gauge& paused;
   metrics::Gauge& model_version;
+  metrics::Counter& publish_failures_total;
   metrics::Gauge& rank;
   metrics::Gauge& world_size;
 };

@@ -59,9 +59,17 @@ Result<Checkpoint> parse_checkpoint(std::string_view bytes);
 // Reads only the metadata (still checks the CRC).
 Result<ModelInfo> parse_checkpoint_info(std::string_view bytes);
 
-// Writes atomically: a temporary file in the same directory, then rename, so a
-// reader never sees half a checkpoint. Errors name the path.
+// Writes atomically: a temporary file in the same directory (<path>.tmp.<pid>),
+// fsynced, renamed over `path`, then the directory fsynced, so a reader never
+// sees half a checkpoint and a crash after the call keeps the new one. Errors
+// name the path.
 Result<void> save_checkpoint_file(const Checkpoint& checkpoint, const std::string& path);
+// Removes the temporary files (<name>.tmp.<pid>) that writers which died
+// mid-write left in `dir`: those of a process that no longer exists, and this
+// process's own (the caller has no write in flight: a process restarted in a
+// container often gets its predecessor's pid). Those of another live process
+// stay. Returns the paths removed.
+std::vector<std::string> remove_stale_temp_files(const std::string& dir);
 Result<Checkpoint> load_checkpoint_file(const std::string& path);
 // The whole file as bytes (for shipping to the registry).
 Result<std::string> read_file_bytes(const std::string& path);

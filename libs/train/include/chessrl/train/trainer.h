@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "chessrl/core/result.h"
@@ -43,7 +44,8 @@ struct TrainerOptions {
   double adam_eps = 1e-8;
   ScheduleKind schedule = ScheduleKind::kConstant;
   std::int64_t warmup_steps = 0;     // linear warm-up from 0 over these steps
-  std::int64_t schedule_steps = 0;   // cosine: steps to decay over (0: `steps`)
+  // cosine: steps to decay over (0: `steps`; one of them must be > 0)
+  std::int64_t schedule_steps = 0;
   double lr_min_factor = 0.01;       // cosine: the final lr is lr * this
   std::int64_t decay_every = 100000; // step: multiply by decay_factor every this many steps
   double decay_factor = 0.1;
@@ -59,9 +61,14 @@ struct TrainerOptions {
 
   std::string checkpoint_dir;         // empty: no checkpoints, no resume
   std::int64_t checkpoint_every = 1000;
-  int keep_checkpoints = 3;
+  int keep_checkpoints = 3;  // >= 2: the previous one is the fallback for a corrupt latest
   std::string init_checkpoint;        // start from these weights when checkpoint_dir has none
   std::int64_t publish_every = 0;     // rank 0 calls publish every this many steps (0: never)
+  // At the end, how long the last model queued for publishing may take to go out.
+  std::int64_t publish_flush_ms = 10000;
+  // Told to stop, a rank of several waits this long for the batch of the step
+  // it agreed to (the others wait for its gradients) before it leaves.
+  std::int64_t stop_data_grace_ms = 30000;
 
   std::uint64_t min_window = 0;  // positions the source must hold before training starts
   double max_reuse = 0;          // cap on samples trained / positions stored (0: none)
@@ -103,9 +110,17 @@ struct StepReport {
 struct TrainerCallbacks {
   std::function<void(const StepReport&)> on_step;  // every step, every rank
   std::function<void(const std::string&)> log;     // progress lines (default: stderr)
-  // Rank 0, every publish_every steps: ship the checkpoint as a model version;
-  // returns the version. A failure is logged and training goes on.
+  // Rank 0, every publish_every steps: ship the model (weights only, no
+  // optimizer state) as a model version; returns the version. Called on a
+  // background thread, never from the step loop: a newer model replaces one
+  // not yet sent, a failure is retried with backoff, and training goes on.
+  // At the end the queued model gets publish_flush_ms; a call still in flight
+  // then is abandoned (TrainSummary::publish_abandoned), not waited for: the
+  // function must own what it uses (capture by value or shared_ptr).
   std::function<Result<std::uint64_t>(const nn::Checkpoint&)> publish;
+  // After each publish attempt, from the publishing thread (never after
+  // train() returned): the version published, or nullopt when it failed.
+  std::function<void(std::optional<std::uint64_t> version)> on_publish_outcome;
   // Training paused (why) or resumed (empty why): minimum window, reuse cap.
   std::function<void(bool paused, const std::string& why)> on_pause;
 };
@@ -118,10 +133,17 @@ struct TrainSummary {
   std::string last_checkpoint;  // rank 0: the last checkpoint written ("" if none)
   std::uint64_t weights_hash = 0;  // of parameters and buffers at the end
   double seconds = 0;
+  std::uint64_t published = 0;        // rank 0: models the registry took
+  std::uint64_t publish_skipped = 0;  // rank 0: models replaced by newer ones before they went out
+  // Rank 0: a publish call was still in flight at the end and was abandoned;
+  // the process should exit without waiting for it (std::_Exit after its output).
+  bool publish_abandoned = false;
 };
 
 // Runs until options.steps are done or `stop` becomes true on any rank (then
 // rank 0 writes a checkpoint at the step reached and every rank returns).
+// When a peer dies or leaves (a collective fails), rank 0 still writes a
+// checkpoint at the last step every rank finished, then fails.
 // Fails, naming the problem: options, rendezvous (the missing ranks), a
 // checkpoint of another architecture, the data source, a collective timing
 // out (a dead peer), diverged weights (hash_every).

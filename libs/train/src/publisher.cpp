@@ -1,0 +1,112 @@
+#include "publisher.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace chessrl::train {
+
+BackgroundPublisher::BackgroundPublisher(PublishFn publish, LogFn log, Options options,
+                                         OutcomeFn outcome)
+    : s_(std::make_shared<Shared>()) {
+  s_->publish = std::move(publish);
+  s_->log = std::move(log);
+  s_->outcome = std::move(outcome);
+  s_->options = options;
+  thread_ = std::thread(run, s_);
+}
+
+BackgroundPublisher::~BackgroundPublisher() {
+  bool busy = false;
+  {
+    std::lock_guard lock(s_->mu);
+    s_->stopping = true;
+    busy = s_->busy;
+    if (busy) {
+      s_->abandoned = true;
+      s_->counts.abandoned = true;
+    }
+    s_->cv.notify_all();
+  }
+  // A call in flight may block for its whole deadline: not waited for.
+  if (busy)
+    thread_.detach();
+  else
+    thread_.join();
+}
+
+void BackgroundPublisher::offer(nn::Checkpoint model, std::int64_t step) {
+  std::lock_guard lock(s_->mu);
+  if (s_->stopping) return;
+  if (s_->pending) {
+    ++s_->counts.skipped;
+    s_->log("publishing step " + std::to_string(s_->pending->second) + " skipped: step " +
+            std::to_string(step) + " replaces it before the registry took it");
+  }
+  s_->pending.emplace(std::move(model), step);
+  s_->cv.notify_all();
+}
+
+bool BackgroundPublisher::finish(std::chrono::milliseconds wait) {
+  std::unique_lock lock(s_->mu);
+  const bool done = s_->cv.wait_for(lock, wait, [&] { return !s_->pending && !s_->busy; });
+  if (!done) {
+    s_->log("publishing: giving up on step " +
+            std::to_string(s_->pending ? s_->pending->second : std::int64_t(-1)) + " after " +
+            std::to_string(wait.count()) + " ms at the stop (the registry does not answer)");
+    s_->counts.abandoned = s_->busy;
+  }
+  s_->stopping = true;
+  s_->cv.notify_all();
+  return done;
+}
+
+PublisherCounts BackgroundPublisher::counts() const {
+  std::lock_guard lock(s_->mu);
+  return s_->counts;
+}
+
+void BackgroundPublisher::run(std::shared_ptr<Shared> s) {
+  std::unique_lock lock(s->mu);
+  for (;;) {
+    s->cv.wait(lock, [&] { return s->stopping || s->pending; });
+    if (s->stopping) return;
+    auto [model, step] = std::move(*s->pending);
+    s->pending.reset();
+    s->busy = true;
+    auto backoff = s->options.first_backoff;
+    for (int attempt = 1;; ++attempt) {
+      lock.unlock();
+      auto version = s->publish(model);
+      lock.lock();
+      if (s->abandoned) return;  // the owner is gone
+      if (s->outcome) s->outcome(version ? std::optional<std::uint64_t>(*version) : std::nullopt);
+      if (version) {
+        ++s->counts.published;
+        s->log("published step " + std::to_string(step) + " as model version " +
+               std::to_string(*version));
+        break;
+      }
+      ++s->counts.failed;
+      const bool replaced = bool(s->pending);
+      if (s->stopping || replaced) {
+        if (replaced) ++s->counts.skipped;
+        s->log("publishing step " + std::to_string(step) + " failed" +
+               (replaced ? " (a newer model replaces it)" : "") + ": " + version.error());
+        break;
+      }
+      s->log("publishing step " + std::to_string(step) + " failed (attempt " +
+             std::to_string(attempt) + ", retrying in " + std::to_string(backoff.count()) +
+             " ms; training goes on): " + version.error());
+      s->cv.wait_for(lock, backoff, [&] { return s->stopping || bool(s->pending); });
+      if (s->stopping || s->pending) {
+        if (s->pending) ++s->counts.skipped;
+        break;
+      }
+      backoff = std::min(backoff * 2, s->options.max_backoff);
+    }
+    s->busy = false;
+    s->cv.notify_all();
+  }
+}
+
+}  // namespace chessrl::train
