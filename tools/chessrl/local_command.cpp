@@ -6,6 +6,8 @@
 // run in the same directory resumes. Everything lives under --dir. A
 // Prometheus (Debian's `prometheus`) scrapes every child with the chart's
 // recording rules and alerts, its data under --dir too (--no-prometheus: none).
+// A child that dies is restarted with backoff (local_supervisor.h); one that
+// keeps dying stops the run. The options are in local_options.h.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,10 +31,14 @@
 #include "chessrl/core/files.h"
 #include "chessrl/core/stop_signals.h"
 #include "chessrl/core/subprocess.h"
+#include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/registry.h"
 #include "chessrl/replay/redis_server.h"
 #include "commands.h"
 #include "local_children.h"
 #include "local_defaults.h"
+#include "local_options.h"
+#include "local_supervisor.h"
 #include "local_status.h"
 
 namespace chessrl::tool {
@@ -55,49 +61,6 @@ std::vector<std::string> with_words(std::vector<std::string> argv,
   argv.insert(argv.end(), more.begin(), more.end());
   return with_words(std::move(argv), extra);
 }
-
-struct LocalOptions {
-  std::string dir = "run";
-  std::string bin_dir;
-  int selfplay = 1;
-  int trainers = 1;
-  // The network and self-play.
-  std::string net = d::kNet;
-  int visits = d::kFullVisits;
-  int reduced_visits = d::kReducedVisits;
-  float full_fraction = d::kFullFraction;
-  int concurrent = d::kConcurrentGames;
-  int max_plies = d::kMaxPlies;
-  int adjudicate_material = d::kAdjudicateMaterial;
-  float final_temperature = d::kFinalTemperature;
-  double value_q_ratio = d::kValueQRatio;
-  // Replay and training.
-  std::uint64_t window = 50000;
-  int batch_size = d::kBatchSize;
-  std::string optimizer = "adamw";
-  double lr = 1e-3;
-  int publish_every = d::kPublishEvery;
-  int checkpoint_every = 100;
-  std::uint64_t min_window = 4000;
-  double max_reuse = 4;
-  // Evaluation.
-  int eval_visits = d::kEvalVisits;
-  int eval_pairs = 4;
-  int anchor_pairs = 4;
-  std::string anchors = "random,greedy";
-  std::vector<std::string> engines;
-  // More options for the children, as words (split at spaces).
-  std::string selfplay_args, trainer_args, evaluator_args;
-  // The run itself.
-  int duration = 0;  // seconds; 0: until Ctrl-C
-  double status_every = 2;
-  bool quiet = false;
-  // Prometheus: scrapes every child; the chart's rules (helm/rules) by default.
-  bool no_prometheus = false;
-  // Bearer tokens on the replay service and registry (run/auth, one per role).
-  bool no_auth = false;
-  std::string prometheus_rules = std::string(CHESSRL_SOURCE_DIR) + "/helm/rules/chess-rl.yaml";
-};
 
 struct Ports {
   int redis = 0, replay = 0, replay_metrics = 0, master = 0, evaluator_metrics = 0, prometheus = 0;
@@ -148,7 +111,8 @@ void make_run_tokens(const fs::path& dir) {
 
 class LocalRun {
  public:
-  explicit LocalRun(const LocalOptions& o) : o_(o) {}
+  explicit LocalRun(const LocalOptions& o)
+      : o_(o), supervisor_(RestartPolicy{}, registry_) {}
   int run(const StopSignals& stop);
 
  private:
@@ -156,11 +120,16 @@ class LocalRun {
   void plan_ports();
   void write_state() const;
   Result<Child*> launch(const std::string& name, std::vector<std::string> argv,
-                        std::vector<std::pair<std::string, std::string>> env = {});
-  bool wait_healthy(Child& child, int port, const StopSignals& stop);
+                        std::vector<std::pair<std::string, std::string>> env = {},
+                        bool optional = false);
+  bool wait_healthy(const std::string& name, int port, const StopSignals& stop);
   void start_prometheus();
   Scrape scrape() const;
-  void stop_all();
+  // The status line with the restarts so far, e.g. "... | restarts redis ↻1".
+  std::string with_restarts(const std::string& line) const {
+    const std::string restarts = supervisor_.restarts_summary();
+    return restarts.empty() ? line : line + " | restarts " + restarts;
+  }
   std::string log_path(const std::string& name) const {
     return (root_ / "logs" / (name + ".log")).string();
   }
@@ -171,7 +140,9 @@ class LocalRun {
   LocalOptions o_;
   fs::path root_;
   Ports ports_;
-  std::vector<std::unique_ptr<Child>> children_;
+  metrics::Registry registry_;  // chessrl local's own /metrics (restarts per child)
+  Supervisor supervisor_;
+  std::unique_ptr<metrics::Exposer> exposer_;
   std::vector<std::pair<std::string, int>> metrics_ports_;  // child name -> port
   bool prometheus_started_ = false;
   std::int64_t started_ms_ = 0;  // unix ms when training in this directory began
@@ -199,6 +170,9 @@ void LocalRun::start_prometheus() {
                  o_.prometheus_rules.c_str());
   }
   conf << "scrape_configs:\n  - job_name: chessrl-local\n    static_configs:\n";
+  if (exposer_)
+    conf << "      - targets: [\"127.0.0.1:" << exposer_->port()
+         << "\"]\n        labels: {instance: \"local\", component: \"local\"}\n";
   for (const auto& [name, port] : metrics_ports_) {
     const std::string component = name.substr(0, name.find('-'));
     conf << "      - targets: [\"127.0.0.1:" << port << "\"]\n        labels: {instance: "
@@ -208,7 +182,8 @@ void LocalRun::start_prometheus() {
   conf.close();
   auto child = launch("prometheus", {*program, "--config.file=" + (dir / "prometheus.yml").string(),
                                      "--storage.tsdb.path=" + (dir / "data").string(),
-                                     "--web.listen-address=" + listen(ports_.prometheus)});
+                                     "--web.listen-address=" + listen(ports_.prometheus)},
+                      {}, /*optional=*/true);
   if (!child.ok()) {
     std::fprintf(stderr, "chessrl local: prometheus did not start (%s): no graphs this run\n",
                  child.error().c_str());
@@ -254,40 +229,50 @@ void LocalRun::write_state() const {
   state["redis_port"] = ports_.redis;
   state["started_ms"] = started_ms_;
   if (prometheus_started_) state["prometheus"] = "http://127.0.0.1:" + std::to_string(ports_.prometheus);
+  if (exposer_) state["metrics_port"] = exposer_->port();  // chessrl local's own /metrics
   nlohmann::json children = nlohmann::json::array();
-  for (const auto& c : children_) {
-    nlohmann::json child{{"name", c->name()}, {"pid", c->pid()}, {"log", c->spec().log_path}};
-    for (const auto& [name, port] : metrics_ports_)
-      if (name == c->name()) child["metrics_port"] = port;
+  for (const std::string& name : supervisor_.names()) {
+    const Child* c = supervisor_.child(name);
+    nlohmann::json child{{"name", name},
+                         {"pid", c ? c->pid() : 0},
+                         {"log", log_path(name)},
+                         {"restarts", supervisor_.restarts(name)}};
+    for (const auto& [child_name, port] : metrics_ports_)
+      if (child_name == name) child["metrics_port"] = port;
     children.push_back(child);
   }
   state["children"] = children;
-  std::ofstream(root_ / "local.json") << state.dump(2) << "\n";
+  // Written whole, then renamed: a reader never sees half a file.
+  const fs::path tmp = root_ / "local.json.tmp";
+  std::ofstream(tmp) << state.dump(2) << "\n";
+  fs::rename(tmp, root_ / "local.json");
 }
 
 Result<Child*> LocalRun::launch(const std::string& name, std::vector<std::string> argv,
-                                std::vector<std::pair<std::string, std::string>> env) {
-  ChildSpec spec{name, std::move(argv), std::move(env), log_path(name)};
-  {
-    std::ofstream log(spec.log_path, std::ios::app);
-    log << "==== chessrl local: starting " << name << ":";
-    for (const auto& a : spec.argv) log << " " << a;
-    log << "\n";
-  }
-  auto child = Child::start(spec);
-  if (!child.ok()) return fail(child.error());
-  children_.push_back(std::move(child).value());
-  return children_.back().get();
+                                std::vector<std::pair<std::string, std::string>> env,
+                                bool optional) {
+  return supervisor_.launch(ChildSpec{name, std::move(argv), std::move(env), log_path(name)},
+                            optional);
 }
 
-bool LocalRun::wait_healthy(Child& child, int port, const StopSignals& stop) {
+// Until `name` answers /healthz on `port` (60 s at most), supervising all the
+// while: a child that dies now is restarted as later. False on a crash loop
+// (said here), at the deadline or when a stop is asked.
+bool LocalRun::wait_healthy(const std::string& name, int port, const StopSignals& stop) {
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   while (Clock::now() < deadline && !stop.requested()) {
-    if (child.exited()) return false;
+    const auto polled = supervisor_.poll();
+    if (polled.stop_reason) {
+      std::fprintf(stderr, "chessrl local: %s", polled.stop_reason->c_str());
+      return false;
+    }
     auto reply = http_get(port, "/healthz", std::chrono::milliseconds(500));
     if (reply.ok() && reply->status == 200) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  if (!stop.requested())
+    std::fprintf(stderr, "chessrl local: %s did not become healthy in 60 s; see %s\n", name.c_str(),
+                 log_path(name).c_str());
   return false;
 }
 
@@ -301,30 +286,12 @@ Scrape LocalRun::scrape() const {
   return s;
 }
 
-void LocalRun::stop_all() {
-  // Producers first, then the trainer (it checkpoints on SIGTERM), then the
-  // service everyone talks to, then Redis (it persists on SIGTERM).
-  auto stop_group = [&](const std::string& prefix, std::chrono::seconds grace) {
-    std::vector<Child*> group;
-    for (auto& c : children_)
-      if (c->name().rfind(prefix, 0) == 0 && !c->exited()) group.push_back(c.get());
-    for (Child* c : group) c->terminate();
-    for (Child* c : group) {
-      if (!c->stop(grace)) std::fprintf(stderr, "chessrl local: %s did not stop in %lld s: killed\n",
-                                        c->name().c_str(), static_cast<long long>(grace.count()));
-    }
-  };
-  stop_group("selfplay", std::chrono::seconds(30));
-  stop_group("evaluator", std::chrono::seconds(30));
-  stop_group("trainer", std::chrono::seconds(60));
-  stop_group("replay", std::chrono::seconds(20));
-  stop_group("redis", std::chrono::seconds(20));
-  stop_group("prometheus", std::chrono::seconds(20));  // last: it saw everything stop
-}
-
 int LocalRun::run(const StopSignals& stop) {
   make_dirs();
   plan_ports();
+  // Its own /metrics (the restarts per child) on a port the kernel picks.
+  metrics::add_build_info(registry_);
+  exposer_ = std::make_unique<metrics::Exposer>(registry_, "127.0.0.1:0");
   const std::string password = kept_secret(root_ / "redis" / "password");
   const fs::path auth = root_ / "auth";
   if (!o_.no_auth) make_run_tokens(auth);
@@ -348,14 +315,14 @@ int LocalRun::run(const StopSignals& stop) {
     std::ostringstream conf;
     conf << "port " << ports_.redis << "\nbind 127.0.0.1\ndir " << (root_ / "redis").string()
          << "\nrequirepass " << password
-         << "\nappendonly yes\nappendfsync everysec\nsave \"\"\ndaemonize no\n"
+         << "\nappendonly yes\nappendfsync always\nsave \"\"\ndaemonize no\n"
             "protected-mode yes\nlogfile \"\"\n";
     write_private_file((root_ / "redis" / "redis.conf").string(), conf.str()).value_or_throw();
   }
   launch("redis", {*redis_program, (root_ / "redis" / "redis.conf").string()}).value_or_throw();
 
   // The replay service over it; it reads the password from the run's file.
-  Child* replay = launch("replay",
+  launch("replay",
                          with_words({binary("chessrl-replay"), "--listen", listen(ports_.replay),
                           "--metrics-listen", listen(ports_.replay_metrics), "--store", "redis",
                           "--redis-port", std::to_string(ports_.redis), "--redis-password-file",
@@ -364,17 +331,11 @@ int LocalRun::run(const StopSignals& stop) {
                          o_.no_auth ? std::vector<std::string>{}
                                     : std::vector<std::string>{"--auth-dir", auth.string()},
                          ""))
-                      .value_or_throw();
+      .value_or_throw();
   metrics_ports_.push_back({"replay", ports_.replay_metrics});
-  if (!wait_healthy(*replay, ports_.replay_metrics, stop)) {
-    if (stop.requested()) {
-      stop_all();
-      return 0;
-    }
-    std::fprintf(stderr, "chessrl local: the replay service did not become healthy (%s); its log:\n%s",
-                 replay->status().c_str(), replay->log_tail(20).c_str());
-    stop_all();
-    return 1;
+  if (!wait_healthy("replay", ports_.replay_metrics, stop)) {
+    supervisor_.stop_all();
+    return stop.requested() ? 0 : 1;
   }
   say("replay service on " + listen(ports_.replay) + ", Redis on port " +
       std::to_string(ports_.redis));
@@ -415,7 +376,8 @@ int LocalRun::run(const StopSignals& stop) {
                   std::to_string(o_.adjudicate_material), "--final-temperature",
                   std::to_string(o_.final_temperature), "--threads", "1", "--workers", "1",
                   "--nn-threads", "1", "--version-stats",
-                  (root_ / "stats" / (name + ".jsonl")).string()}, token("selfplay"), o_.selfplay_args))
+                  (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
+                  (root_ / "stats" / (name + ".acked")).string()}, token("selfplay"), o_.selfplay_args))
         .value_or_throw();
     metrics_ports_.push_back({name, ports_.selfplay_metrics[std::size_t(i)]});
   }
@@ -439,64 +401,61 @@ int LocalRun::run(const StopSignals& stop) {
   write_state();
   for (const auto& [name, port] : metrics_ports_)
     say(name + ": http://127.0.0.1:" + std::to_string(port) + "/metrics");
+  say("chessrl local (restarts per child): http://127.0.0.1:" + std::to_string(exposer_->port()) +
+      "/metrics");
   if (prometheus_started_)
     say("Prometheus: http://127.0.0.1:" + std::to_string(ports_.prometheus) +
         " (graphs and alerts; Grafana: docs/monitoring.md)");
   say("Ctrl-C stops everything (a second run resumes from the checkpoint)");
 
-  // Watch: the status line, and any child that dies.
+  // Watch: the supervisor restarts a child that dies (a crash loop stops the
+  // run); the status line every --status-every.
   StatusLine status;
   const bool tty = ::isatty(STDOUT_FILENO) != 0;
   auto last_printed = Clock::now() - std::chrono::hours(1);
+  auto next_status = Clock::now();
   int exit_code = 0;
   while (!stop.requested()) {
-    for (auto& c : children_) {
-      if (c->exited() && c->name() == "prometheus") {
-        if (prometheus_started_)
-          std::fprintf(stderr, "\nchessrl local: prometheus stopped (%s; log %s); training goes on\n",
-                       c->status().c_str(), c->spec().log_path.c_str());
-        prometheus_started_ = false;
-        continue;
-      }
-      if (c->exited()) {
-        std::fprintf(stderr, "\nchessrl local: %s stopped unexpectedly (%s); the end of %s:\n%s",
-                     c->name().c_str(), c->status().c_str(), c->spec().log_path.c_str(),
-                     c->log_tail(15).c_str());
-        exit_code = 1;
-      }
+    const auto polled = supervisor_.poll();
+    if (polled.stop_reason) {
+      std::fprintf(stderr, "\nchessrl local: %s", polled.stop_reason->c_str());
+      exit_code = 1;
+      break;
     }
-    if (exit_code != 0) break;
+    if (polled.restarted) write_state();  // the new pids
+    if (prometheus_started_ && supervisor_.gave_up("prometheus")) prometheus_started_ = false;
     const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started);
     if (o_.duration > 0 && elapsed.count() >= o_.duration) {
       say("--duration " + std::to_string(o_.duration) + " s reached");
       break;
     }
-    status.add(scrape());
-    const std::string line = status.format(elapsed);
-    if (tty && !o_.quiet) {
-      std::printf("\r%s\033[K", line.c_str());
-      std::fflush(stdout);
-    } else if (Clock::now() - last_printed >= std::chrono::seconds(30)) {
-      std::printf("%s\n", line.c_str());
-      std::fflush(stdout);
-      last_printed = Clock::now();
+    if (Clock::now() >= next_status) {
+      status.add(scrape());
+      const std::string line = with_restarts(status.format(elapsed));
+      if (tty && !o_.quiet) {
+        std::printf("\r%s\033[K", line.c_str());
+        std::fflush(stdout);
+      } else if (Clock::now() - last_printed >= std::chrono::seconds(30)) {
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+        last_printed = Clock::now();
+      }
+      next_status = Clock::now() + std::chrono::milliseconds(int(o_.status_every * 1000));
     }
-    stop.wait_for(std::chrono::milliseconds(int(o_.status_every * 1000)));
+    stop.wait_for(std::chrono::milliseconds(200));  // how soon a dead child is seen
   }
   status.add(scrape());
-  const std::string final_line =
-      status.format(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started));
+  const std::string final_line = with_restarts(
+      status.format(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started)));
   std::printf("%s%s\n", tty && !o_.quiet ? "\r" : "", final_line.c_str());
   if (const std::string games = status.games_summary(); !games.empty())
     std::printf("%s\n", games.c_str());
   std::fflush(stdout);
   say("stopping: self-play and evaluator, then the trainer (checkpoint), replay and Redis");
-  stop_all();
-  for (auto& c : children_)
-    if (!c->clean_exit() && exit_code == 0) {
-      std::fprintf(stderr, "chessrl local: %s ended with %s (log %s)\n", c->name().c_str(),
-                   c->status().c_str(), c->spec().log_path.c_str());
-    }
+  supervisor_.stop_all();
+  if (exit_code == 0)
+    for (const std::string& unclean : supervisor_.unclean_exits())
+      std::fprintf(stderr, "chessrl local: %s\n", unclean.c_str());
   fs::remove(root_ / "local.json");
   say("stopped; run again with the same --dir to resume");
   return exit_code;
@@ -510,99 +469,7 @@ void add_local_command(CLI::App& app) {
       "local",
       "The whole loop on this machine: redis-server, chessrl-replay, chessrl-trainer, self-play "
       "and the evaluator as child processes, with a live status line (make run)");
-  cmd->add_option("--dir", o->dir, "Everything the run writes goes here; a second run resumes")
-      ->capture_default_str();
-  cmd->add_option("--bin-dir", o->bin_dir, "Where the chessrl-* binaries are (default: found)");
-  cmd->add_option("--selfplay", o->selfplay, "Self-play processes")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd->add_option("--trainers", o->trainers, "Trainer ranks (2: data parallel over Gloo)")
-      ->check(CLI::Range(1, 8))
-      ->capture_default_str();
-  cmd->add_option("--net", o->net, "Network (BLOCKSxFILTERS)")->capture_default_str();
-  cmd->add_option("--visits", o->visits, "Self-play visits of a full (recorded) search")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--reduced-visits", o->reduced_visits, "Visits of the other moves")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--full-fraction", o->full_fraction, "Share of full searches")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--concurrent", o->concurrent, "Games at once per self-play process")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-  cmd->add_option("--max-plies", o->max_plies,
-                  "Plies after which a self-play game ends (a draw, or won on material)")
-      ->check(CLI::Range(10, 2000))
-      ->capture_default_str();
-  cmd->add_option("--adjudicate-material", o->adjudicate_material,
-                  "At --max-plies, a side this many pawns ahead wins the self-play game (0: a "
-                  "draw)")
-      ->check(CLI::Range(0, 100))
-      ->capture_default_str();
-  cmd->add_option("--final-temperature", o->final_temperature,
-                  "Self-play move temperature after the first 30 plies (0: the most visited "
-                  "move)")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  cmd->add_option("--value-q-ratio", o->value_q_ratio,
-                  "Share of the search's root value in the trainer's value target (0: the game "
-                  "result alone)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--window", o->window, "Replay window (positions)")->capture_default_str();
-  cmd->add_option("--batch-size", o->batch_size, "Trainer batch (over all ranks)")
-      ->check(CLI::Range(2, 65536))
-      ->capture_default_str();
-  cmd->add_option("--optimizer", o->optimizer, "sgd or adamw")
-      ->check(CLI::IsMember({"sgd", "adamw"}))
-      ->capture_default_str();
-  cmd->add_option("--lr", o->lr, "Learning rate")->capture_default_str();
-  cmd->add_option("--publish-every", o->publish_every, "Trainer steps between model versions")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Trainer steps between checkpoints")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--min-window", o->min_window, "Positions stored before training starts")
-      ->capture_default_str();
-  cmd->add_option("--max-reuse", o->max_reuse,
-                  "Training pauses while samples trained / positions stored exceeds this")
-      ->capture_default_str();
-  cmd->add_option("--eval-visits", o->eval_visits, "Evaluator visits per move")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--eval-pairs", o->eval_pairs, "Game pairs of each new version against the best")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--anchor-pairs", o->anchor_pairs, "Game pairs against each anchor")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--anchors", o->anchors, "Fixed anchors (random, greedy)")->capture_default_str();
-  cmd->add_option("--engine", o->engines,
-                  "A UCI engine anchor, e.g. \"uci:stockfish;Skill Level=0;movetime=50\" "
-                  "(repeatable)");
-  cmd->add_option("--selfplay-args", o->selfplay_args,
-                  "More chessrl-selfplay options, e.g. \"--temperature-plies 20\" (none that "
-                  "chessrl local sets itself)");
-  cmd->add_option("--trainer-args", o->trainer_args, "More chessrl-trainer options");
-  cmd->add_option("--evaluator-args", o->evaluator_args, "More chessrl-evaluator options");
-  cmd->add_option("--duration", o->duration, "Stop after this many seconds (0: at Ctrl-C)")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
-  cmd->add_option("--status-every", o->status_every, "Seconds between status updates")
-      ->check(CLI::Range(0.2, 3600.0))
-      ->capture_default_str();
-  cmd->add_flag("--quiet", o->quiet, "Only the status line");
-  cmd->add_flag("--no-auth", o->no_auth,
-                "no bearer tokens on the replay service (by default each process gets its "
-                "role's token from run/auth)");
-  cmd->add_flag("--no-prometheus", o->no_prometheus,
-                "Start no Prometheus (by default one scrapes every child, data under --dir)");
-  cmd->add_option("--prometheus-rules", o->prometheus_rules,
-                  "Recording rules and alerts for that Prometheus")
-      ->capture_default_str();
+  add_local_options(*cmd, *o);
   cmd->callback([o] {
     if (o->batch_size % o->trainers != 0)
       throw CLI::ValidationError("--batch-size", std::to_string(o->batch_size) +
