@@ -280,6 +280,39 @@ TEST_F(EvaluatorTest, AScoreThresholdOfOneNeverPromotes) {
   EXPECT_FALSE(fs::exists(path("state/pgn/gauntlet-v2.pgn")));
 }
 
+// Saved models are bounded: the best and the newest --keep-models stay, the
+// others are deleted after each evaluation (before, every version stayed).
+TEST_F(EvaluatorTest, SavedModelsArePrunedToTheBestAndTheNewest) {
+  EvaluatorOptions options = tiny_options(port(), path("state"));
+  options.promote_score = 1.0;  // v1 stays the best
+  options.gauntlet_every = 0;
+  options.keep_models = 2;
+  metrics::Registry metrics;
+  auto evaluator = make(options, metrics);
+  ASSERT_NE(evaluator, nullptr);
+  std::atomic<bool> stop{false};
+  const std::string other = path("state/models/notes.txt");  // not a saved model: left alone
+  { std::ofstream(other) << "kept\n"; }
+  for (std::uint64_t v = 1; v <= 4; ++v) {
+    publish(v);
+    ASSERT_EQ(evaluator->evaluate(v, stop).outcome, Outcome::kDone) << log();
+  }
+  EXPECT_EQ(best_version(), 1u);
+  EXPECT_TRUE(fs::exists(path("state/models/model-v1.chrl"))) << "the best";
+  EXPECT_FALSE(fs::exists(path("state/models/model-v2.chrl"))) << log();
+  EXPECT_TRUE(fs::exists(path("state/models/model-v3.chrl")));
+  EXPECT_TRUE(fs::exists(path("state/models/model-v4.chrl")));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_NE(log().find("deleted the saved models v2 (--keep-models 2"), std::string::npos)
+      << log();
+
+  // --keep-models is checked.
+  EvaluatorOptions bad = options;
+  bad.keep_models = -1;
+  ASSERT_FALSE(bad.validate().ok());
+  EXPECT_NE(bad.validate().error().find("--keep-models -1"), std::string::npos);
+}
+
 TEST_F(EvaluatorTest, TheLoopEvaluatesTheNewestVersionAndStopsMidMatchWritingNothing) {
   publish(1);
   publish(2);

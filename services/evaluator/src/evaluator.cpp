@@ -126,6 +126,21 @@ ModelLoaderOptions Evaluator::loader_options(std::uint64_t version, bool save) c
   return o;
 }
 
+void Evaluator::prune_models(std::uint64_t best) {
+  if (!options_.save_models || options_.keep_models == 0) return;
+  auto pruned = state_.prune_models(static_cast<std::size_t>(options_.keep_models), best);
+  if (!pruned.ok()) {
+    log_("saved models not pruned: " + pruned.error());  // tried again after the next one
+    return;
+  }
+  if (pruned->empty()) return;
+  std::string versions;
+  for (const std::uint64_t v : *pruned)
+    versions += (versions.empty() ? "v" : ", v") + std::to_string(v);
+  log_("deleted the saved models " + versions + " (--keep-models " +
+       std::to_string(options_.keep_models) + ": the best and the newest are kept)");
+}
+
 void Evaluator::registry_ok() {
   if (health_.succeeded()) log_("the model registry at " + options_.registry + " answers again");
 }
@@ -351,6 +366,7 @@ Evaluation Evaluator::evaluate(std::uint64_t version, const std::atomic<bool>& s
   if (due && !gauntlet(*candidate, stop, out)) return out;
   progress_.last_evaluated = std::max(progress_.last_evaluated, version);
   if (!save_progress(out)) return out;
+  prune_models(out.report.best_after);
   ++evaluated_here_;
   metrics_.on_evaluated(version);
   out.outcome = Outcome::kDone;

@@ -86,6 +86,9 @@ class Evaluator {
   // The best model, loaded unless it is the one already held (then no model).
   LoadResult best_model(std::uint64_t version);
   bool save_progress(Evaluation& out);
+  // Deletes saved models beyond the best and the newest --keep-models; a
+  // failure is logged, never fatal.
+  void prune_models(std::uint64_t best);
 
   eval::MctsPlayerOptions player_options(std::uint64_t seed) const;
   eval::MatchOptions match_options(int pairs, std::uint64_t seed, std::string event) const;

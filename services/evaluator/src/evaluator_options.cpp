@@ -37,6 +37,9 @@ Result<void> EvaluatorOptions::validate() const {
                 std::to_string(visits));
   }
   if (state_dir.empty()) return fail("--state-dir: a directory is needed");
+  if (keep_models < 0) {
+    return fail("--keep-models " + std::to_string(keep_models) + ": expected 0 or more");
+  }
   for (const auto& spec : engines) {
     if (spec.rfind("uci:", 0) != 0) {
       return fail("--engine " + spec + ": expected uci:PROGRAM[;KEY=VALUE]...");
@@ -137,6 +140,11 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
       ->capture_default_str();
   app.add_option("--save-models", o.save_models,
                  "keep each evaluated model as <state-dir>/models/model-v<N>.chrl (true/false)")
+      ->capture_default_str();
+  app.add_option("--keep-models", o.keep_models,
+                 "saved models kept: the best and the N newest; older ones are deleted after "
+                 "each evaluation (0: keep every one)")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_flag("--once", o.once,
                "evaluate the latest version (if not done yet), print a JSON line and exit");

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace chessrl::evaluator {
 namespace {
@@ -144,6 +147,42 @@ std::string StateDir::gauntlet_pgn_path(std::uint64_t candidate) const {
 
 std::string StateDir::model_path(std::uint64_t version) const {
   return path_ + "/models/model-v" + std::to_string(version) + ".chrl";
+}
+
+Result<std::vector<std::uint64_t>> StateDir::prune_models(std::size_t keep_newest,
+                                                          std::uint64_t best) const {
+  std::vector<std::uint64_t> deleted;
+  if (keep_newest == 0) return deleted;
+  const std::filesystem::path dir = path_ + "/models";
+  std::error_code error;
+  std::vector<std::uint64_t> saved;
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    // model-v<N>.chrl exactly (not a temporary of write_file_atomically, nothing else).
+    const std::string name = it->path().filename().string();
+    std::uint64_t version = 0;
+    const char* first = name.data() + 7;
+    const char* last = name.data() + name.size() - 5;
+    if (name.size() <= 12 || name.rfind("model-v", 0) != 0 ||
+        name.compare(name.size() - 5, 5, ".chrl") != 0 ||
+        std::from_chars(first, last, version).ptr != last ||
+        name != "model-v" + std::to_string(version) + ".chrl") {
+      continue;
+    }
+    saved.push_back(version);
+  }
+  if (error) return fail("cannot list " + dir.string() + ": " + error.message());
+  std::sort(saved.begin(), saved.end());
+  const std::size_t old = saved.size() > keep_newest ? saved.size() - keep_newest : 0;
+  for (std::size_t i = 0; i < old; ++i) {
+    if (saved[i] == best) continue;
+    const std::string file = model_path(saved[i]);
+    if (!std::filesystem::remove(file, error) && error) {
+      return fail("cannot delete " + file + ": " + error.message());
+    }
+    deleted.push_back(saved[i]);
+  }
+  return deleted;
 }
 
 }  // namespace chessrl::evaluator

@@ -3,7 +3,8 @@
 //                           goes on after them), written atomically
 //   results.jsonl           one JSON line per match
 //   pgn/match-v<C>-v<B>.pgn the gating match, pgn/gauntlet-v<C>.pgn the anchors
-//   models/model-v<N>.chrl  each evaluated model (with --save-models)
+//   models/model-v<N>.chrl  evaluated models (with --save-models): the best and
+//                           the newest --keep-models, older ones pruned
 // Not thread-safe: one evaluator owns a directory.
 #pragma once
 
@@ -73,6 +74,12 @@ class StateDir {
   std::string match_pgn_path(std::uint64_t candidate, std::uint64_t best) const;
   std::string gauntlet_pgn_path(std::uint64_t candidate) const;
   std::string model_path(std::uint64_t version) const;
+  // Deletes the saved models (models/model-v<N>.chrl) other than `best` and
+  // the `keep_newest` highest versions; keep_newest 0 deletes nothing. Other
+  // files are left alone. Returns the versions deleted, lowest first; the
+  // error names a file that could not be listed or deleted.
+  Result<std::vector<std::uint64_t>> prune_models(std::size_t keep_newest,
+                                                  std::uint64_t best) const;
 
  private:
   explicit StateDir(std::string path) : path_(std::move(path)) {}
