@@ -116,6 +116,11 @@ void add_options(CLI::App& app, Settings& s) {
                  "largest accepted model checkpoint")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
       ->capture_default_str();
+  app.add_option("--keep-models", s.server.models.keep_models,
+                 "model versions kept: after each publish all but the newest this many and the "
+                 "best are deleted (0: keep every version)")
+      ->check(CLI::Range(0u, 100000u))
+      ->capture_default_str();
   chessrl::rpc::add_server_security_options(app, s.security);
   app.add_option("--shutdown-grace", s.shutdown_grace_s,
                  "seconds calls in flight get to finish on SIGTERM")
@@ -156,6 +161,10 @@ int serve(Settings& s) {
   if (s.store == "redis") {
     redis = std::make_unique<chessrl::replay::RedisReplayStore>(s.redis);
     if (auto ping = redis->ping(); !ping.ok()) {
+      if (!redis->refused_eviction_policy().empty()) {  // Redis is there, but may evict the window
+        std::fprintf(stderr, "chessrl-replay: %s\n", ping.error().c_str());
+        return 1;
+      }
       std::fprintf(stderr,
                    "chessrl-replay: Redis not reachable yet (%s); serving anyway, calls fail "
                    "with UNAVAILABLE until it is\n",

@@ -99,3 +99,18 @@ describe('in-cluster and external Redis', () => {
     assert.equal(optionValue(c, 'redis-port', config), String(file.redis.external.port || 6379));
   });
 });
+
+describe('redis.conf: no acknowledged game lost, no key evicted', () => {
+  const conf = (objs) => Object.values(get(objs, 'ConfigMap', `${F}-redis`).data).join('\n');
+  it('AOF with appendfsync always and maxmemory-policy noeviction by default', async () => {
+    const text = conf(await render([]));
+    assert.match(text, /^appendonly yes$/m);
+    assert.match(text, /^appendfsync always$/m);
+    assert.match(text, /^maxmemory-policy noeviction$/m);
+  });
+  it('redis.config cannot set maxmemory-policy (an allkeys-* policy evicts the window)', async () => {
+    const r = await helm(['template', 'chess-rl', chartDir, '--set', 'redis.config.maxmemory-policy=allkeys-lru']);
+    assert.notEqual(r.code, 0, 'rendered with redis.config.maxmemory-policy');
+    assert.match(r.stderr, /redis\.config\.maxmemory-policy/);
+  });
+});

@@ -22,7 +22,11 @@ StoredGame game(const std::string& id, std::size_t positions) {
 }
 
 std::vector<PushStatus> push(MemoryReplayStore& store, std::vector<StoredGame> games) {
-  return store.push(games).value_or_throw();
+  std::vector<PushStatus> statuses;
+  for (const PushResult& result : store.push(games).value_or_throw()) {
+    statuses.push_back(result.status);
+  }
+  return statuses;
 }
 
 constexpr PushStatus kStored = PushStatus::kStored;
@@ -111,6 +115,16 @@ TEST(MemoryReplayStore, SamplesUniformlyOverPositions) {
   // probability 0.001. The seed is fixed, so the test is deterministic; a
   // sampler that picked a game first would give chi2 in the thousands.
   EXPECT_LT(chi2, 27.88);
+}
+
+// As Redis does: evicted games' ids are remembered for as many games as the
+// window holds, not forever, so memory stays bounded by the window.
+TEST(MemoryReplayStore, RemembersEvictedIdsForOneWindowOfGames) {
+  MemoryReplayStore store(10);  // five games of 2 positions
+  for (int i = 0; i < 20; ++i) push(store, {game("g" + std::to_string(i), 2)});
+  // In the window: g15..g19; remembered after eviction: g10..g14.
+  EXPECT_EQ(push(store, {game("g19", 2), game("g10", 2)}), (std::vector{kDuplicate, kDuplicate}));
+  EXPECT_EQ(push(store, {game("g9", 2)}), std::vector{kStored});
 }
 
 TEST(MemoryReplayStore, InjectedFailure) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "chessrl/replay/redis_server.h"
+#include "redis_test_util.h"
 
 namespace chessrl::replay {
 namespace {
@@ -28,75 +29,7 @@ using namespace std::chrono_literals;
 using chessrl::replay::RedisServer;
 using Clock = std::chrono::steady_clock;
 
-RedisOptions options_for(const RedisServer& server) {
-  RedisOptions options;
-  options.port = server.port();
-  options.password = server.password();
-  options.key_prefix = "t";
-  options.connections = 4;
-  options.connect_timeout = 1000ms;
-  options.command_timeout = 2000ms;
-  options.backoff_min = 20ms;
-  options.backoff_max = 200ms;
-  return options;
-}
-
-// A game whose positions are "<id>/<i>": any bytes do for the store.
-StoredGame game(const std::string& id, int positions) {
-  StoredGame g;
-  g.id = id;
-  for (int i = 0; i < positions; ++i) g.positions.push_back(id + "/" + std::to_string(i));
-  return g;
-}
-
-std::vector<PushStatus> push_ok(RedisReplayStore& store, std::vector<StoredGame> games) {
-  auto statuses = store.push(games);
-  EXPECT_TRUE(statuses.ok()) << statuses.error();
-  return statuses.ok() ? *statuses : std::vector<PushStatus>();
-}
-
-// Polls until the store answers (it may be backing off after a failure).
-bool wait_until_reachable(RedisReplayStore& store, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    if (store.ping().ok()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// zlib's CRC-32 (reflected 0xEDB88320), bit by bit: the test's own check of
-// the value the store is given.
-std::uint32_t crc32_of(std::string_view data) {
-  std::uint32_t crc = 0xFFFFFFFFu;
-  for (unsigned char byte : data) {
-    crc ^= byte;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-std::string random_blob(std::size_t size, std::uint64_t seed) {
-  std::mt19937_64 engine(seed);
-  std::string blob(size, '\0');
-  for (char& c : blob) c = static_cast<char>(engine() & 0xFF);
-  return blob;
-}
-
-ModelMeta meta_for(std::uint64_t version, std::string_view blob) {
-  ModelMeta meta;
-  meta.version = version;
-  meta.step = version * 1000;
-  meta.size_bytes = blob.size();
-  meta.crc32 = crc32_of(blob);
-  meta.created_unix_ms = 1'700'000'000'000 + static_cast<std::int64_t>(version);
-  meta.metadata = {{"arch", "resnet-6x64"}, {"trainer", "rank0"}};
-  return meta;
-}
+using namespace chessrl::replay::redis_test;
 
 class RedisStoreTest : public ::testing::Test {
  protected:
@@ -213,18 +146,21 @@ TEST_F(RedisStoreTest, EvictsOldestGamesBeyondCapacity) {
   EXPECT_EQ(stats->capacity, 100u);
   EXPECT_EQ(server_->cli({"LRANGE", "t:window", "0", "-1"}), "210 30 g7\n240 30 g8\n270 30 g9");
   EXPECT_EQ(server_->cli({"GET", "t:pos:first"}), "210");
-  // The evicted positions are gone: 90 positions, 10 game markers, and
-  // pos:next, pos:first, window, stats.
+  // The evicted positions are gone: 90 positions, 6 game markers (the
+  // window's 3 and those of the last 3 evicted, g4..g6), and pos:next,
+  // pos:first, window, evicted, stats.
   EXPECT_EQ(server_->cli({"EXISTS", "t:pos:0", "t:pos:209"}), "0");
   EXPECT_EQ(server_->cli({"EXISTS", "t:pos:210", "t:pos:299"}), "2");
-  EXPECT_EQ(server_->cli({"DBSIZE"}), "104");
-  // An evicted game's marker expires later; the window's do not.
-  const long ttl = std::stol(server_->cli({"TTL", "t:game:g0"}));
+  EXPECT_EQ(server_->cli({"DBSIZE"}), "101");
+  EXPECT_EQ(server_->cli({"LRANGE", "t:evicted", "0", "-1"}), "g4\ng5\ng6");
+  // A lately evicted game's marker expires later; the window's do not.
+  const long ttl = std::stol(server_->cli({"TTL", "t:game:g6"}));
   EXPECT_GT(ttl, 7 * 24 * 3600 - 60);
   EXPECT_LE(ttl, 7 * 24 * 3600);
   EXPECT_EQ(server_->cli({"TTL", "t:game:g9"}), "-1");
-  // So a late retry of an evicted game is still a duplicate.
-  EXPECT_EQ(push_ok(store, {game("g0", 30)}), std::vector{PushStatus::kDuplicate});
+  EXPECT_EQ(server_->cli({"EXISTS", "t:game:g3"}), "0");
+  // So a late retry of a lately evicted game is still a duplicate.
+  EXPECT_EQ(push_ok(store, {game("g6", 30)}), std::vector{PushStatus::kDuplicate});
   // Samples come from the window only.
   auto sampled = store.sample(2000, 7);
   ASSERT_TRUE(sampled.ok()) << sampled.error();
@@ -392,7 +328,7 @@ TEST_F(RedisStoreTest, SurvivesRedisRestartWithoutLosingAcknowledgedGames) {
   for (std::size_t i = 0; i < games.size(); i += 10) {
     auto statuses = store.push(std::span(games).subspan(i, 10));
     ASSERT_TRUE(statuses.ok()) << statuses.error();
-    ASSERT_EQ(*statuses, std::vector<PushStatus>(10, PushStatus::kStored));
+    ASSERT_EQ(statuses_of(*statuses), std::vector<PushStatus>(10, PushStatus::kStored));
   }
 
   server_->kill();
@@ -417,7 +353,7 @@ TEST_F(RedisStoreTest, SurvivesRedisRestartWithoutLosingAcknowledgedGames) {
   for (std::size_t i = 0; i < games.size(); i += 50) {
     auto statuses = store.push(std::span(games).subspan(i, 50));
     ASSERT_TRUE(statuses.ok()) << statuses.error();
-    EXPECT_EQ(*statuses, std::vector<PushStatus>(50, PushStatus::kDuplicate));
+    EXPECT_EQ(statuses_of(*statuses), std::vector<PushStatus>(50, PushStatus::kDuplicate));
   }
   auto stats = store.stats();
   ASSERT_TRUE(stats.ok()) << stats.error();
@@ -582,7 +518,7 @@ TEST_F(RedisStoreTest, ConcurrentPushesStoreEachIdOnce) {
           ++failures;
           continue;
         }
-        for (PushStatus status : *statuses) stored += status == PushStatus::kStored ? 1 : 0;
+        for (const PushResult& r : *statuses) stored += r == PushStatus::kStored ? 1 : 0;
       }
     });
   }

@@ -319,7 +319,7 @@ TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {
   const int port = replay::free_port();
   const std::string config = redis_->dir() + "/replay.yaml";
   std::ofstream(config) << "redis:\n  host: 127.0.0.1\n  port: " << redis_->port()
-                        << "\nwindow-positions: 5000\nmetrics-listen: 127.0.0.1:0\n";
+                        << "\nwindow-positions: 900000\nmetrics-listen: 127.0.0.1:0\n";
   ::setenv("CHESSRL_REDIS_PASSWORD", redis_->password().c_str(), 1);
   const std::string log = redis_->dir() + "/replay.log";
   Child child = spawn({CHESSRL_REPLAY_BINARY, "--config", config, "--listen",
@@ -339,9 +339,10 @@ TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {
   rpc::ReplayClient client(options);
   auto stats = client.stats();
   ASSERT_TRUE(stats.ok()) << stats.error();
-  EXPECT_EQ(stats->window_capacity(), 5000u);  // from the file
+  EXPECT_EQ(stats->window_capacity(), 900000u);  // from the file
 
-  // Pushes run while SIGTERM arrives: every acknowledged one is in Redis.
+  // Pushes run while SIGTERM arrives: every acknowledged one is in Redis (the
+  // window holds them all: markers of games long evicted are not kept).
   std::atomic<bool> stop{false};
   std::vector<std::string> acknowledged;
   std::thread pusher([&] {
@@ -525,6 +526,19 @@ TEST_F(ReplayRedisTest, BinaryRefusesAnUnknownConfigKey) {
   Child child = spawn({CHESSRL_REPLAY_BINARY, "--config", config}, log);
   EXPECT_NE(child.wait_exit(), 0);
   EXPECT_NE(slurp(log).find("window-positionz"), std::string::npos) << slurp(log);
+}
+
+// A Redis that may evict the window's keys: the binary does not start.
+TEST_F(ReplayRedisTest, BinaryRefusesARedisWhosePolicyCanEvictTheWindow) {
+  ASSERT_EQ(redis_->cli({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}), "OK");
+  const std::string log = redis_->dir() + "/policy.log";
+  ::setenv("CHESSRL_REDIS_PASSWORD", redis_->password().c_str(), 1);
+  Child child = spawn({CHESSRL_REPLAY_BINARY, "--redis-port", std::to_string(redis_->port()),
+                       "--listen", "127.0.0.1:0", "--metrics-listen", "off"},
+                      log);
+  ::unsetenv("CHESSRL_REDIS_PASSWORD");
+  EXPECT_EQ(child.wait_exit(), 1) << slurp(log);
+  EXPECT_NE(slurp(log).find("maxmemory-policy allkeys-lru"), std::string::npos) << slurp(log);
 }
 
 }  // namespace

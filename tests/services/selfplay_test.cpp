@@ -64,7 +64,7 @@ double metric(const std::string& page, const std::string& name) {
 class RecordingStore final : public replay::ReplayStore {
  public:
   RecordingStore() : inner_(1u << 22) {}
-  Result<std::vector<replay::PushStatus>> push(std::span<const replay::StoredGame> games) override {
+  Result<std::vector<replay::PushResult>> push(std::span<const replay::StoredGame> games) override {
     auto statuses = inner_.push(games);
     if (!statuses.ok()) return statuses;
     std::lock_guard lock(mutex_);

@@ -4,7 +4,7 @@ here: the container's start reads it from the Secret (REDIS_PASSWORD) and hands
 it to redis-server on stdin as `requirepass` (statefulset.yaml).
 */}}
 {{- define "chess-rl.redis.conf" -}}
-{{- $owned := list "port" "bind" "dir" "appendonly" "appendfsync" "requirepass" "masterauth" "daemonize" "supervised" "pidfile" "logfile" "include" "unixsocket" "protected-mode" "aclfile" "rename-command" -}}
+{{- $owned := list "port" "bind" "dir" "appendonly" "appendfsync" "maxmemory-policy" "requirepass" "masterauth" "daemonize" "supervised" "pidfile" "logfile" "include" "unixsocket" "protected-mode" "aclfile" "rename-command" -}}
 {{- range $k, $v := .Values.redis.config -}}
 {{- if has $k $owned -}}
 {{- fail (printf "redis.config.%s: the chart sets this directive itself (use redis.port, redis.persistence.appendfsync or redis.auth)" $k) -}}
@@ -22,7 +22,8 @@ dir /data
 appendonly yes
 appendfsync {{ .Values.redis.persistence.appendfsync }}
 save ""
-# The replay service evicts old games itself; Redis must never drop keys.
+# The replay service evicts old games itself; Redis must never drop keys (it
+# refuses to start over an allkeys-* policy; redis.config cannot set this).
 maxmemory-policy noeviction
 {{- range $k, $v := .Values.redis.config }}
 {{ $k }} {{ $v }}

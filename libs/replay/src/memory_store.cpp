@@ -12,31 +12,37 @@ namespace chessrl::replay {
 MemoryReplayStore::MemoryReplayStore(std::uint64_t capacity_positions)
     : capacity_(capacity_positions) {}
 
-Result<std::vector<PushStatus>> MemoryReplayStore::push(std::span<const StoredGame> games) {
+Result<std::vector<PushResult>> MemoryReplayStore::push(std::span<const StoredGame> games) {
   std::lock_guard lock(mutex_);
   if (!failure_.empty()) return fail(failure_);
-  std::vector<PushStatus> statuses;
-  statuses.reserve(games.size());
-  for (const StoredGame& game : games) {
-    // Ids are remembered forever, so a retry of an evicted game is still a duplicate.
+  std::vector<PushResult> results(games.size());
+  for (std::size_t i = 0; i < games.size(); ++i) {
+    const StoredGame& game = games[i];
     if (!ids_.insert(game.id).second) {
-      statuses.push_back(PushStatus::kDuplicate);
+      results[i].status = PushStatus::kDuplicate;
       continue;
     }
     window_.push_back(Game{game.id, first_seq_ + positions_.size(), game.positions.size()});
     positions_.insert(positions_.end(), game.positions.begin(), game.positions.end());
     ++games_total_;
     positions_total_ += game.positions.size();
-    statuses.push_back(PushStatus::kStored);
+    results[i].status = PushStatus::kStored;
   }
   while (!window_.empty() && positions_.size() > capacity_) {
     const Game& oldest = window_.front();
     positions_.erase(positions_.begin(),
                      positions_.begin() + static_cast<std::ptrdiff_t>(oldest.count));
     first_seq_ += oldest.count;
+    evicted_ids_.push_back(oldest.id);
     window_.pop_front();
   }
-  return statuses;
+  // As in Redis: the ids of evicted games are remembered for as many games
+  // as the window holds, so memory stays bounded by the window.
+  while (evicted_ids_.size() > window_.size()) {
+    ids_.erase(evicted_ids_.front());
+    evicted_ids_.pop_front();
+  }
+  return results;
 }
 
 Result<SampledPositions> MemoryReplayStore::sample(std::size_t count, std::uint64_t seed) {
@@ -138,6 +144,23 @@ Result<bool> MemoryModelStore::set_best(std::uint64_t version) {
 void MemoryModelStore::set_failure(std::string message) {
   std::lock_guard lock(mutex_);
   failure_ = std::move(message);
+}
+
+Result<std::vector<std::uint64_t>> MemoryModelStore::prune(std::size_t keep) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  std::vector<std::uint64_t> pruned;
+  if (keep == 0 || models_.size() <= keep) return pruned;
+  std::size_t excess = models_.size() - keep;
+  for (auto it = models_.begin(); excess > 0; --excess) {
+    if (it->first == best_) {
+      ++it;
+      continue;
+    }
+    pruned.push_back(it->first);
+    it = models_.erase(it);
+  }
+  return pruned;
 }
 
 }  // namespace chessrl::replay

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 #include <utility>
 
@@ -197,7 +198,44 @@ std::string ConnectionPool::error(std::string_view what) const {
   return "redis " + address_ + ": " + std::string(what);
 }
 
-Result<std::unique_ptr<Connection>> ConnectionPool::open(std::uint64_t generation) const {
+std::string ConnectionPool::refused_eviction_policy() {
+  std::lock_guard lock(mu_);
+  return refused_policy_;
+}
+
+Result<void> ConnectionPool::check_eviction_policy(Connection& connection,
+                                                   std::string& refused_policy) {
+  Command config("CONFIG");
+  config.arg("GET").arg("maxmemory-policy");
+  std::vector<Reply> replies(1);
+  if (auto sent = send(connection, std::span(&config, 1), {0}, replies, /*atomic=*/false,
+                       options_.command_timeout);
+      !sent.ok()) {
+    return fail("CONFIG GET maxmemory-policy: " + sent.error());
+  }
+  const Reply& reply = replies[0];
+  if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+      reply->element[1]->type == REDIS_REPLY_STRING) {
+    std::string policy(reply->element[1]->str, reply->element[1]->len);
+    if (eviction_policy_keeps_window(policy)) return {};
+    refused_policy = policy;
+    return fail("maxmemory-policy " + policy +
+                " can evict the replay window's keys (Sample would fail on an evicted position, "
+                "and new positions overwrite others): set maxmemory-policy noeviction");
+  }
+  // CONFIG renamed or refused (a managed Redis): nothing to check with.
+  if (!warned_config_.exchange(true)) {
+    std::fprintf(stderr,
+                 "chessrl replay store: WARNING: redis %s: cannot read maxmemory-policy (%s); "
+                 "make sure it is noeviction: an allkeys-* policy evicts the window's keys\n",
+                 address_.c_str(),
+                 is_error(reply) ? reply_text(reply).c_str() : "unexpected CONFIG GET reply");
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Connection>> ConnectionPool::open(std::uint64_t generation,
+                                                         std::string& refused_policy) {
   auto connection = std::make_unique<Connection>();
   connection->generation = generation;
   connection->context = redisConnectWithTimeout(options_.host.c_str(), options_.port,
@@ -220,6 +258,9 @@ Result<std::unique_ptr<Connection>> ConnectionPool::open(std::uint64_t generatio
       return fail("AUTH: " + sent.error());
     }
     if (is_error(replies[0])) return fail("AUTH failed: " + reply_text(replies[0]));
+  }
+  if (auto checked = check_eviction_policy(*connection, refused_policy); !checked.ok()) {
+    return fail(checked.error());
   }
   if (auto loaded = load_scripts(*connection, scripts_, options_.command_timeout); !loaded.ok()) {
     return fail(loaded.error());
@@ -272,9 +313,11 @@ Result<std::unique_ptr<Connection>> ConnectionPool::acquire() {
     }
   }
   lock.unlock();
-  auto opened = open(generation);
+  std::string refused_policy;
+  auto opened = open(generation, refused_policy);
+  lock.lock();
+  refused_policy_ = refused_policy;
   if (!opened.ok()) {
-    lock.lock();
     --open_;
     note_failure_locked(opened.error());
     return fail(error(opened.error()));

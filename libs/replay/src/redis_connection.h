@@ -5,6 +5,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -95,14 +96,22 @@ class ConnectionPool {
   // "redis <host>:<port>: <what>", the prefix of every error message.
   std::string error(std::string_view what) const;
 
+  // The maxmemory-policy the last connection attempt was refused for (open()
+  // refuses one that can evict the window's keys); empty when it was not.
+  std::string refused_eviction_policy();
+
  private:
   using Clock = std::chrono::steady_clock;
 
   Result<std::unique_ptr<Connection>> acquire();
   void release(std::unique_ptr<Connection> connection, bool succeeded);
-  // Opens a connection: connect, timeouts, AUTH, SCRIPT LOAD. Returns the
-  // reason (without the address prefix) on failure.
-  Result<std::unique_ptr<Connection>> open(std::uint64_t generation) const;
+  // Opens a connection: connect, timeouts, AUTH, the maxmemory-policy check,
+  // SCRIPT LOAD. Returns the reason (without the address prefix) on failure,
+  // and in `refused_policy` the policy when that was the reason.
+  Result<std::unique_ptr<Connection>> open(std::uint64_t generation, std::string& refused_policy);
+  // CONFIG GET maxmemory-policy: fails naming a policy that can evict the
+  // window's keys; a refused CONFIG (renamed) is a warning on stderr, once.
+  Result<void> check_eviction_policy(Connection& connection, std::string& refused_policy);
   // Call with mu_ held: drops idle connections and (re)starts the backoff.
   void note_failure_locked(std::string what);
 
@@ -119,6 +128,8 @@ class ConnectionPool {
   std::chrono::milliseconds backoff_{0};  // 0: not backing off
   Clock::time_point retry_at_{};          // calls fail at once before this
   std::string last_error_;
+  std::string refused_policy_;  // guarded by mu_
+  std::atomic<bool> warned_config_{false};
 };
 
 }  // namespace chessrl::replay::redis

@@ -21,11 +21,20 @@ enum Script : int {
   kPublishScript,
   kModelInfoScript,
   kSetBestScript,
+  kPruneScript,
   kScriptCount,
 };
 
 // ARGV: prefix, game id, capacity (positions), dedup ttl (s), position blobs.
 // Returns 1 (stored) or 0 (duplicate: the id's marker exists).
+//
+// An evicted game's marker stays, with the dedup ttl, and its id goes on
+// P:evicted; once P:evicted holds more ids than the window holds games, the
+// oldest go and their markers with them. So markers number at most twice the
+// window's games, and a late retry of a game is a duplicate until about one
+// more window's worth of games was evicted after it. A marker without a TTL
+// belongs to a game in the window (stored again after its old marker
+// expired): it stays.
 inline constexpr std::string_view kPushLua = R"lua(
 local prefix, id = ARGV[1], ARGV[2]
 local capacity, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -62,6 +71,7 @@ while next_seq - first > capacity do
   if #keys > 0 then redis.call('UNLINK', unpack(keys)) end
   if ttl > 0 then
     redis.call('EXPIRE', prefix .. ':game:' .. eid, ttl)
+    redis.call('RPUSH', prefix .. ':evicted', eid)
   else
     redis.call('DEL', prefix .. ':game:' .. eid)
   end
@@ -69,7 +79,15 @@ while next_seq - first > capacity do
   first = efirst + ecount
   evicted = true
 end
-if evicted then redis.call('SET', prefix .. ':pos:first', string.format('%d', first)) end
+if evicted then
+  redis.call('SET', prefix .. ':pos:first', string.format('%d', first))
+  local keep = tonumber(redis.call('HGET', stats, 'window_games') or '0')
+  local excess = redis.call('LLEN', prefix .. ':evicted') - keep
+  for _ = 1, excess do
+    local old_key = prefix .. ':game:' .. redis.call('LPOP', prefix .. ':evicted')
+    if redis.call('TTL', old_key) ~= -1 then redis.call('DEL', old_key) end
+  end
+end
 return 1
 )lua";
 
@@ -167,6 +185,33 @@ local prefix, v = ARGV[1], ARGV[2]
 if redis.call('EXISTS', prefix .. ':model:' .. v) == 0 then return 0 end
 redis.call('SET', prefix .. ':model:best', v)
 return 1
+)lua";
+
+// ARGV: prefix, keep (> 0). Deletes every version but the newest `keep` and
+// the best: its hash, its chunks and its entry in P:models. Returns the
+// deleted versions, oldest first.
+inline constexpr std::string_view kPruneLua = R"lua(
+local prefix, keep = ARGV[1], tonumber(ARGV[2])
+local models = prefix .. ':models'
+local n = redis.call('ZCARD', models)
+local pruned = {}
+if n <= keep then return pruned end
+local best = redis.call('GET', prefix .. ':model:best')
+for _, v in ipairs(redis.call('ZRANGE', models, 0, n - keep - 1)) do
+  if v ~= best then
+    local key = prefix .. ':model:' .. v
+    local keys = {key}
+    local chunks = tonumber(redis.call('HGET', key, 'chunks') or '0')
+    for i = 0, chunks - 1 do
+      keys[#keys + 1] = string.format('%s:%d', key, i)
+      if #keys >= 1000 then redis.call('UNLINK', unpack(keys)); keys = {} end
+    end
+    if #keys > 0 then redis.call('UNLINK', unpack(keys)) end
+    redis.call('ZREM', models, v)
+    pruned[#pruned + 1] = v
+  end
+end
+return pruned
 )lua";
 
 }  // namespace chessrl::replay::redis

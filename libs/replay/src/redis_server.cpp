@@ -160,6 +160,7 @@ void RedisServer::launch() {
                      // DEBUG SLEEP, for tests of a server that stops answering.
                      "\nenable-debug-command local\n";
   if (!options_.password.empty()) text += "requirepass " + redis_quote(options_.password) + "\n";
+  for (const std::string& line : options_.extra_config) text += line + "\n";
   write_private_file(conf, text).value_or_throw();
   std::vector<std::string> args = {"redis-server", conf};
   std::vector<char*> argv;

@@ -8,7 +8,10 @@
 //                            "<first seq> <count> <id>"
 //   P:game:<id>     string   "<first seq> <count>": the dedup marker. No TTL while
 //                            its game is in the window; EXPIRE dedup_ttl once the
-//                            game is evicted, so a late retry is still a duplicate.
+//                            game is evicted, so a late retry is still a duplicate,
+//                            and deleted once P:evicted drops the id
+//   P:evicted       list     ids of evicted games whose markers are kept, oldest
+//                            first; at most as many as the window holds games
 //   P:stats         hash     games_total, positions_total, window_games
 //
 //   P:model:<v>     hash     step, size_bytes, crc32, created_unix_ms, chunks, and
@@ -17,7 +20,8 @@
 //   P:model:<v>:<i> string   chunk i of the blob (at most 1 MiB)
 //   P:model:<v>:tmp:<nonce>:<i>  a chunk being uploaded (1 h TTL), renamed into
 //                            place by the publish script
-//   P:models        zset     every version, score = version
+//   P:models        zset     every version kept, score = version (prune() drops
+//                            all but the newest K and the best)
 //   P:model:latest  integer  the highest version published
 //   P:model:best    integer  set by set_best
 //
@@ -71,6 +75,7 @@ std::vector<std::string_view> script_sources() {
   sources[redis::kPublishScript] = redis::kPublishLua;
   sources[redis::kModelInfoScript] = redis::kModelInfoLua;
   sources[redis::kSetBestScript] = redis::kSetBestLua;
+  sources[redis::kPruneScript] = redis::kPruneLua;
   return sources;
 }
 
@@ -176,8 +181,8 @@ Result<void> RedisReplayStore::ping() {
   return {};
 }
 
-Result<std::vector<PushStatus>> RedisReplayStore::push(std::span<const StoredGame> games) {
-  if (games.empty()) return std::vector<PushStatus>();
+Result<std::vector<PushResult>> RedisReplayStore::push(std::span<const StoredGame> games) {
+  if (games.empty()) return std::vector<PushResult>();
   const std::string capacity = std::to_string(options_.window_positions);
   const std::string ttl = std::to_string(std::max<std::int64_t>(options_.dedup_ttl.count(), 0));
   std::vector<Command> commands;
@@ -190,18 +195,20 @@ Result<std::vector<PushStatus>> RedisReplayStore::push(std::span<const StoredGam
   // MULTI/EXEC around a batch: Redis then runs all of it in one go, so with
   // appendfsync always it costs one fsync, not one per game (batches of 100:
   // 2.1x the games/s on a 2-core VM; the slower the disk, the larger the gain).
+  // EXEC does not roll back: a script that fails leaves the others' games
+  // stored, so each game gets its own result.
   auto replies = pool_->run(commands, /*atomic=*/games.size() > 1);
   if (!replies.ok()) return fail(replies.error());
-  std::vector<PushStatus> statuses;
-  statuses.reserve(games.size());
+  std::vector<PushResult> results(games.size());
   for (std::size_t i = 0; i < games.size(); ++i) {
     const redisReply* reply = (*replies)[i].get();
     if (reply->type != REDIS_REPLY_INTEGER || (reply->integer != 0 && reply->integer != 1)) {
-      return fail(pool_->error("push of game '" + games[i].id + "': " + describe(reply)));
+      results[i].error = pool_->error("push of game '" + games[i].id + "': " + describe(reply));
+      continue;  // kFailed
     }
-    statuses.push_back(reply->integer == 1 ? PushStatus::kStored : PushStatus::kDuplicate);
+    results[i].status = reply->integer == 1 ? PushStatus::kStored : PushStatus::kDuplicate;
   }
-  return statuses;
+  return results;
 }
 
 Result<SampledPositions> RedisReplayStore::sample(std::size_t count, std::uint64_t seed) {
@@ -473,6 +480,13 @@ Result<std::optional<std::string>> RedisReplayStore::read(std::uint64_t version)
   uLong actual_crc = crc32(0L, Z_NULL, 0);
   for (const Reply& reply : *replies) {
     if (reply->type != REDIS_REPLY_STRING) {
+      // Pruned between the two round trips: absent, as if read a moment later.
+      Command exists("EXISTS");
+      exists.arg(key);
+      auto still = pool_->run(exists);
+      if (still.ok() && (*still)->type == REDIS_REPLY_INTEGER && (*still)->integer == 0) {
+        return std::optional<std::string>();
+      }
       return fail(pool_->error("read " + name + ": a chunk is missing"));
     }
     blob.append(reply->str, reply->len);
@@ -494,6 +508,31 @@ Result<bool> RedisReplayStore::set_best(std::uint64_t version) {
     return fail(pool_->error("set_best: " + describe(reply->get())));
   }
   return (*reply)->integer == 1;
+}
+
+bool eviction_policy_keeps_window(std::string_view policy) {
+  return !policy.starts_with("allkeys-");
+}
+
+std::string RedisReplayStore::refused_eviction_policy() const {
+  return pool_->refused_eviction_policy();
+}
+
+Result<std::vector<std::uint64_t>> RedisReplayStore::prune(std::size_t keep) {
+  if (keep == 0) return std::vector<std::uint64_t>();
+  Command command = Command::script(redis::kPruneScript);
+  command.arg(options_.key_prefix).arg(std::uint64_t{keep});
+  auto reply = pool_->run(command);
+  if (!reply.ok()) return fail(reply.error());
+  const redisReply* list = reply->get();
+  if (list->type != REDIS_REPLY_ARRAY) return fail(pool_->error("prune: " + describe(list)));
+  std::vector<std::uint64_t> pruned;
+  for (std::size_t i = 0; i < list->elements; ++i) {
+    auto version = number<std::uint64_t>(list->element[i]);
+    if (!version) return fail(pool_->error("prune: bad version"));
+    pruned.push_back(*version);
+  }
+  return pruned;
 }
 
 }  // namespace chessrl::replay

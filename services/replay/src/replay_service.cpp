@@ -1,6 +1,7 @@
 #include "replay_service.h"
 
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <random>
 #include <string>
@@ -93,6 +94,8 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
                                          "Training positions served by Sample")),
       store_errors(registry.counter("chessrl_replay_store_errors_total",
                                     "Store calls that failed (Redis unreachable)")),
+      models_pruned(registry.counter("chessrl_replay_models_pruned_total",
+                                     "Model versions deleted from the registry (--keep-models)")),
       window_positions(
           registry.gauge("chessrl_replay_positions", "Training positions in the replay window")),
       window_games(registry.gauge("chessrl_replay_games", "Games in the replay window")),
@@ -216,13 +219,19 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
   }
   for (std::size_t k = 0; k < valid.size(); ++k) {
     v1::PushResult* result = reply.mutable_results(valid_index[k]);
-    if ((*statuses)[k] == replay::PushStatus::kStored) {
+    const replay::PushResult& pushed = (*statuses)[k];
+    if (pushed == replay::PushStatus::kStored) {
       result->set_status(v1::STORED);
       metrics_.games_stored.inc();
       metrics_.positions_stored.inc(static_cast<double>(valid[k].positions.size()));
-    } else {
+    } else if (pushed == replay::PushStatus::kDuplicate) {
       result->set_status(v1::DUPLICATE);
       metrics_.games_duplicate.inc();
+    } else {  // not stored, while others of the batch may be: the client resends it
+      result->set_status(v1::FAILED);
+      result->set_reason("store_error");
+      result->set_detail(pushed.error);
+      metrics_.store_errors.inc();
     }
   }
   return Status::OK;
@@ -385,12 +394,35 @@ Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
     return unavailable("PublishModel", stored.ok() ? "version vanished" : stored.error());
   }
   reply = to_proto(**stored);
+  if (*status == replay::PublishStatus::kPublished) prune();
   {
     std::lock_guard lock(mutex_);
     ++publishes_;
   }
   published_.notify_all();
   return Status::OK;
+}
+
+void ModelRegistryImpl::prune() {
+  if (options_.keep_models == 0) return;
+  auto pruned = store_.prune(options_.keep_models);
+  if (!pruned.ok()) {  // the publish stands; the next one prunes again
+    metrics_.store_errors.inc();
+    std::fprintf(stderr, "chessrl-replay: pruning the model registry failed: %s\n",
+                 pruned.error().c_str());
+    return;
+  }
+  if (pruned->empty()) return;
+  std::string versions;
+  for (const std::uint64_t version : *pruned) {
+    versions += (versions.empty() ? "" : ", ") + std::to_string(version);
+  }
+  metrics_.models_pruned.inc(static_cast<double>(pruned->size()));
+  std::fprintf(stderr,
+               "chessrl-replay: pruned model version%s %s (--keep-models %u: the newest %u and "
+               "the best are kept)\n",
+               pruned->size() == 1 ? "" : "s", versions.c_str(), options_.keep_models,
+               options_.keep_models);
 }
 
 Status ModelRegistryImpl::GetModel(grpc::ServerContext* context, const v1::GetModelRequest* request,
@@ -416,11 +448,16 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
                   request.best() ? "GetModel: no best model yet"
                   : request.version() == 0
                       ? "GetModel: no model published yet"
-                      : "GetModel: no version " + std::to_string(request.version()));
+                      : "GetModel: no version " + std::to_string(request.version()) +
+                            " (never published, or pruned: the registry keeps the newest "
+                            "--keep-models versions and the best)");
   }
   auto blob = store_.read((*meta)->version);
   if (!blob.ok()) return unavailable("GetModel", blob.error());
-  if (!blob->has_value()) return Status(StatusCode::NOT_FOUND, "GetModel: the model vanished");
+  if (!blob->has_value()) {
+    return Status(StatusCode::NOT_FOUND, "GetModel: version " + std::to_string((*meta)->version) +
+                                             " was pruned while being read (--keep-models)");
+  }
   const std::string& data = **blob;
   std::size_t offset = 0;
   v1::ModelChunk chunk;

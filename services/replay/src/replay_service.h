@@ -37,6 +37,7 @@ struct ReplayMetrics {
   metrics::Counter& positions_stored;
   metrics::Counter& positions_sampled;
   metrics::Counter& store_errors;
+  metrics::Counter& models_pruned;
   metrics::Gauge& window_positions;
   metrics::Gauge& window_games;
   metrics::Gauge& model_version;
@@ -88,6 +89,9 @@ struct ModelRegistryOptions {
   std::uint32_t max_chunk_bytes = 4 << 20;  // PublishModel's data per message
   std::uint32_t chunk_bytes = 1 << 20;  // GetModel's data per message
   int watch_poll_ms = 1000;  // how often a watcher looks for versions other processes published
+  // After each publish, every version but the newest keep_models and the best
+  // is deleted (0: all are kept).
+  std::uint32_t keep_models = 20;
 };
 
 class ModelRegistryImpl final : public v1::ModelRegistry::Service {
@@ -115,6 +119,8 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
  private:
   grpc::Status publish(grpc::ServerReader<v1::ModelChunk>& reader, v1::ModelInfo& reply);
   grpc::Status get(const v1::GetModelRequest& request, grpc::ServerWriter<v1::ModelChunk>& writer);
+  // Deletes the versions beyond options_.keep_models (logged, counted).
+  void prune();
   grpc::Status watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
                      grpc::ServerWriter<v1::ModelInfo>& writer);
   replay::ModelStore& store_;

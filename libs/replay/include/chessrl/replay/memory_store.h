@@ -21,7 +21,7 @@ class MemoryReplayStore final : public ReplayStore {
  public:
   explicit MemoryReplayStore(std::uint64_t capacity_positions);
 
-  Result<std::vector<PushStatus>> push(std::span<const StoredGame> games) override;
+  Result<std::vector<PushResult>> push(std::span<const StoredGame> games) override;
   Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
   Result<WindowStats> stats() override;
 
@@ -40,7 +40,8 @@ class MemoryReplayStore final : public ReplayStore {
   std::deque<Game> window_;
   std::deque<std::string> positions_;  // sequence numbers first_seq_ ..
   std::uint64_t first_seq_ = 0;
-  std::unordered_set<std::string> ids_;
+  std::unordered_set<std::string> ids_;  // of the window's games and evicted_ids_
+  std::deque<std::string> evicted_ids_;  // oldest first, at most window_.size()
   std::uint64_t games_total_ = 0;
   std::uint64_t positions_total_ = 0;
   std::string failure_;
@@ -55,6 +56,7 @@ class MemoryModelStore final : public ModelStore {
   Result<std::vector<ModelMeta>> versions_after(std::uint64_t version, std::size_t limit) override;
   Result<std::optional<ModelMeta>> best() override;
   Result<bool> set_best(std::uint64_t version) override;
+  Result<std::vector<std::uint64_t>> prune(std::size_t keep) override;
 
   void set_failure(std::string message);
 

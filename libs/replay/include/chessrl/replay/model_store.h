@@ -4,6 +4,7 @@
 // MemoryModelStore. Thread-safe; failures as in ReplayStore.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -50,6 +51,10 @@ class ModelStore {
   // Moves `best` to `version`; returns false (nothing changed) when that
   // version does not exist.
   virtual Result<bool> set_best(std::uint64_t version) = 0;
+  // Deletes every version except the newest `keep` and the best (0: keeps
+  // all) and returns the deleted versions, oldest first. Atomic: a version is
+  // there whole or gone; a reader that raced the deletion finds it absent.
+  virtual Result<std::vector<std::uint64_t>> prune(std::size_t keep) = 0;
 };
 
 }  // namespace chessrl::replay

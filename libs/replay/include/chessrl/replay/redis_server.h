@@ -22,6 +22,7 @@ class RedisServer {
     std::string password = "chessrl-test-password";
     bool appendonly = true;
     std::string appendfsync = "always";  // always, everysec or no
+    std::vector<std::string> extra_config;  // more redis.conf lines
   };
   // Starts redis-server and waits (up to 10 s) until it answers PING after
   // AUTH. Throws chessrl::Error naming the problem (redis-server missing, did

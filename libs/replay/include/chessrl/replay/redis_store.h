@@ -38,6 +38,13 @@ struct RedisOptions {
   std::chrono::milliseconds backoff_max{2000};
 };
 
+// Whether a Redis maxmemory-policy keeps every key the window needs:
+// noeviction and volatile-* do (no key of the window has a TTL; the keys with
+// one, dedup markers of evicted games and half-uploaded model chunks, may go),
+// allkeys-* do not (Sample would fail on an evicted position, and positions
+// be overwritten).
+bool eviction_policy_keeps_window(std::string_view policy);
+
 // The fields StoreServerInfo needs from the text of INFO replies ("key:value"
 // lines); an error names a field that is missing or not a number.
 Result<StoreServerInfo> parse_redis_info(std::string_view info);
@@ -51,9 +58,15 @@ class RedisReplayStore final : public ReplayStore, public ModelStore {
   RedisReplayStore& operator=(const RedisReplayStore&) = delete;
 
   // Connects (or reuses a connection) and sends PING: ok when Redis answers.
+  // Every new connection first reads CONFIG GET maxmemory-policy and is
+  // refused, with a message naming the policy, when it can evict the window's
+  // keys (a renamed CONFIG: a warning on stderr, once, and no check).
   Result<void> ping();
+  // The policy the last connection attempt was refused for; empty when none
+  // was (a service refuses to start when this is set after a failed ping).
+  std::string refused_eviction_policy() const;
 
-  Result<std::vector<PushStatus>> push(std::span<const StoredGame> games) override;
+  Result<std::vector<PushResult>> push(std::span<const StoredGame> games) override;
   Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
   Result<WindowStats> stats() override;
   // INFO memory and INFO persistence, one round trip.
@@ -66,6 +79,7 @@ class RedisReplayStore final : public ReplayStore, public ModelStore {
   Result<std::vector<ModelMeta>> versions_after(std::uint64_t version, std::size_t limit) override;
   Result<std::optional<ModelMeta>> best() override;
   Result<bool> set_best(std::uint64_t version) override;
+  Result<std::vector<std::uint64_t>> prune(std::size_t keep) override;
 
   const RedisOptions& options() const { return options_; }
 

@@ -20,7 +20,17 @@
 
 namespace chessrl::replay {
 
-enum class PushStatus : std::uint8_t { kStored, kDuplicate };
+// kFailed: the store did not take this game (it is not stored; pushing it
+// again is safe), while other games of the same call may have been stored.
+enum class PushStatus : std::uint8_t { kStored, kDuplicate, kFailed };
+
+// What push() did with one game.
+struct PushResult {
+  PushStatus status = PushStatus::kFailed;
+  std::string error;  // kFailed: what the store said, naming the game
+  bool operator==(PushStatus other) const { return status == other; }
+  bool operator==(const PushResult&) const = default;
+};
 
 struct WindowStats {
   std::uint64_t games = 0;      // games in the window
@@ -53,10 +63,13 @@ class ReplayStore {
 
   // Stores each game unless a game with its id is stored already (then
   // kDuplicate and nothing is written), each one atomically, then evicts the
-  // oldest games while the window holds more than its capacity. One status per
-  // game, in order. On success every kStored game is in the store. On failure
-  // some of the games may be stored; pushing them again reports kDuplicate.
-  virtual Result<std::vector<PushStatus>> push(std::span<const StoredGame> games) = 0;
+  // oldest games while the window holds more than its capacity. A batch is
+  // not all-or-nothing: one result per game, in order, says which games are
+  // in the store (kStored, kDuplicate) and which are not (kFailed, with the
+  // store's error; pushing it again is safe). A failed call (the store
+  // unreachable, the connection lost mid-reply) acknowledges nothing: some of
+  // the games may be stored, and pushing them again reports kDuplicate.
+  virtual Result<std::vector<PushResult>> push(std::span<const StoredGame> games) = 0;
 
   // `count` positions drawn uniformly with replacement from the window (an
   // empty list when the window is empty). `seed` seeds the draw, so a store
