@@ -243,17 +243,35 @@ TEST_F(ReplayServiceTest, WatchModelsSeesEachNewVersion) {
 }
 
 TEST_F(ReplayServiceTest, ShutdownEndsWatchersAndRefusesNewCalls) {
+  v1::ModelInfo info;
+  info.set_version(1);
+  ASSERT_TRUE(registry_client_->publish(info, "one").ok());
   std::atomic<bool> stop{false};
   std::atomic<int> calls{0};
   std::thread watcher([&] {
     registry_client_->watch(0, [&](const v1::ModelInfo&) { return ++calls > 0; }, stop);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  server_->shutdown(std::chrono::milliseconds(500));
+  for (int i = 0; i < 1000 && calls.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(calls.load(), 1);  // the stream is open: it delivered version 1
+  // The open stream must not hold shutdown for its grace: the server ends it
+  // at once (UNAVAILABLE, "stopping") rather than cancelling it at the end.
+  const auto grace = std::chrono::seconds(5);
+  const auto start = std::chrono::steady_clock::now();
+  server_->shutdown(grace);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, std::chrono::seconds(2))
+      << std::chrono::duration<double>(took).count() << " s: the watcher held shutdown";
+  const auto ended_as_stopping = registry_
+      .counter("chessrl_replay_rpc_requests_total", "x",
+               {{"method", "WatchModels"}, {"code", "UNAVAILABLE"}})
+      .value();
+  EXPECT_GE(ended_as_stopping, 1.0);
   EXPECT_FALSE(replay_->stats().ok());
   stop = true;
   watcher.join();  // the client's stop flag ends its reconnect loop
-  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(calls.load(), 1);
 }
 
 }  // namespace

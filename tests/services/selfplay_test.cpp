@@ -78,7 +78,8 @@ class RecordingStore final : public replay::ReplayStore {
     }
     return statuses;
   }
-  Result<replay::SampledPositions> sample(std::size_t count, std::uint64_t seed) override {
+  replay::StoreResult<replay::SampledPositions> sample(std::size_t count,
+                                                       std::uint64_t seed) override {
     return inner_.sample(count, seed);
   }
   Result<replay::WindowStats> stats() override { return inner_.stats(); }

@@ -45,9 +45,9 @@ Result<std::vector<PushResult>> MemoryReplayStore::push(std::span<const StoredGa
   return results;
 }
 
-Result<SampledPositions> MemoryReplayStore::sample(std::size_t count, std::uint64_t seed) {
+StoreResult<SampledPositions> MemoryReplayStore::sample(std::size_t count, std::uint64_t seed) {
   std::lock_guard lock(mutex_);
-  if (!failure_.empty()) return fail(failure_);
+  if (!failure_.empty()) return store_fail(failure_kind_, failure_);
   SampledPositions out;
   out.window_positions = positions_.size();
   if (positions_.empty()) return out;
@@ -70,16 +70,18 @@ Result<WindowStats> MemoryReplayStore::stats() {
   return s;
 }
 
-void MemoryReplayStore::set_failure(std::string message) {
+void MemoryReplayStore::set_failure(std::string message, StoreErrorKind kind) {
   std::lock_guard lock(mutex_);
   failure_ = std::move(message);
+  failure_kind_ = kind;
 }
 
 // --- MemoryModelStore --------------------------------------------------------
 
-Result<PublishStatus> MemoryModelStore::publish(const ModelMeta& meta, std::string_view blob) {
+StoreResult<PublishStatus> MemoryModelStore::publish(const ModelMeta& meta,
+                                                     std::string_view blob) {
   std::lock_guard lock(mutex_);
-  if (!failure_.empty()) return fail(failure_);
+  if (!failure_.empty()) return store_fail(failure_kind_, failure_);
   auto it = models_.find(meta.version);
   if (it != models_.end()) {
     const ModelMeta& have = it->second.first;
@@ -91,25 +93,25 @@ Result<PublishStatus> MemoryModelStore::publish(const ModelMeta& meta, std::stri
   return PublishStatus::kPublished;
 }
 
-Result<std::optional<ModelMeta>> MemoryModelStore::latest() {
+StoreResult<std::optional<ModelMeta>> MemoryModelStore::latest() {
   std::lock_guard lock(mutex_);
-  if (!failure_.empty()) return fail(failure_);
+  if (!failure_.empty()) return store_fail(failure_kind_, failure_);
   if (models_.empty()) return std::optional<ModelMeta>();
   return std::optional<ModelMeta>(models_.rbegin()->second.first);
 }
 
-Result<std::optional<ModelMeta>> MemoryModelStore::info(std::uint64_t version) {
+StoreResult<std::optional<ModelMeta>> MemoryModelStore::info(std::uint64_t version) {
   std::lock_guard lock(mutex_);
-  if (!failure_.empty()) return fail(failure_);
+  if (!failure_.empty()) return store_fail(failure_kind_, failure_);
   auto it = models_.find(version);
   if (it == models_.end()) return std::optional<ModelMeta>();
   return std::optional<ModelMeta>(it->second.first);
 }
 
-Result<std::vector<ModelMeta>> MemoryModelStore::versions_after(std::uint64_t version,
-                                                                std::size_t limit) {
+StoreResult<std::vector<ModelMeta>> MemoryModelStore::versions_after(std::uint64_t version,
+                                                                     std::size_t limit) {
   std::lock_guard lock(mutex_);
-  if (!failure_.empty()) return fail(failure_);
+  if (!failure_.empty()) return store_fail(failure_kind_, failure_);
   std::vector<ModelMeta> out;
   for (auto it = models_.upper_bound(version); it != models_.end() && out.size() < limit; ++it) {
     out.push_back(it->second.first);
@@ -117,17 +119,17 @@ Result<std::vector<ModelMeta>> MemoryModelStore::versions_after(std::uint64_t ve
   return out;
 }
 
-Result<std::optional<std::string>> MemoryModelStore::read(std::uint64_t version) {
+StoreResult<std::optional<std::string>> MemoryModelStore::read(std::uint64_t version) {
   std::lock_guard lock(mutex_);
-  if (!failure_.empty()) return fail(failure_);
+  if (!failure_.empty()) return store_fail(failure_kind_, failure_);
   auto it = models_.find(version);
   if (it == models_.end()) return std::optional<std::string>();
   return std::optional<std::string>(it->second.second);
 }
 
-Result<std::optional<ModelMeta>> MemoryModelStore::best() {
+StoreResult<std::optional<ModelMeta>> MemoryModelStore::best() {
   std::lock_guard lock(mutex_);
-  if (!failure_.empty()) return fail(failure_);
+  if (!failure_.empty()) return store_fail(failure_kind_, failure_);
   auto it = models_.find(best_);
   if (best_ == 0 || it == models_.end()) return std::optional<ModelMeta>();
   return std::optional<ModelMeta>(it->second.first);
@@ -141,9 +143,10 @@ Result<bool> MemoryModelStore::set_best(std::uint64_t version) {
   return true;
 }
 
-void MemoryModelStore::set_failure(std::string message) {
+void MemoryModelStore::set_failure(std::string message, StoreErrorKind kind) {
   std::lock_guard lock(mutex_);
   failure_ = std::move(message);
+  failure_kind_ = kind;
 }
 
 Result<std::vector<std::uint64_t>> MemoryModelStore::prune(std::size_t keep) {

@@ -122,7 +122,10 @@ std::string random_nonce() {
 }
 
 // ModelMeta from a model-info script reply: {version, {field, value, ...}}.
-Result<std::optional<ModelMeta>> parse_meta(const redis::ConnectionPool& pool, const Reply& reply) {
+// A reply that is not what the script returns is the store misbehaving
+// (unavailable); fields that do not parse are damaged data.
+StoreResult<std::optional<ModelMeta>> parse_meta(const redis::ConnectionPool& pool,
+                                                 const Reply& reply) {
   if (reply->type == REDIS_REPLY_NIL) return std::optional<ModelMeta>();
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
       reply->element[1]->type != REDIS_REPLY_ARRAY || reply->element[1]->elements % 2 != 0) {
@@ -130,12 +133,14 @@ Result<std::optional<ModelMeta>> parse_meta(const redis::ConnectionPool& pool, c
   }
   ModelMeta meta;
   auto version = number<std::uint64_t>(reply->element[0]);
-  if (!version) return fail(pool.error("model info: bad version"));
+  if (!version) {
+    return store_fail(StoreErrorKind::kDataLoss, pool.error("model info: bad version"));
+  }
   meta.version = *version;
   const redisReply* fields = reply->element[1];
   for (std::size_t i = 0; i + 1 < fields->elements; i += 2) {
     if (!is_string(fields->element[i]) || !is_string(fields->element[i + 1])) {
-      return fail(pool.error("model info: bad field"));
+      return store_fail(StoreErrorKind::kDataLoss, pool.error("model info: bad field"));
     }
     const std::string_view field = text(fields->element[i]);
     const std::string_view value = text(fields->element[i + 1]);
@@ -158,8 +163,9 @@ Result<std::optional<ModelMeta>> parse_meta(const redis::ConnectionPool& pool, c
       meta.metadata.emplace(field.substr(kMetaPrefix.size()), value);
     }
     if (!parsed) {
-      return fail(
-          pool.error("model " + std::to_string(meta.version) + ": bad " + std::string(field)));
+      return store_fail(StoreErrorKind::kDataLoss, pool.error("model " +
+                                                              std::to_string(meta.version) +
+                                                              ": bad " + std::string(field)));
     }
   }
   return std::optional<ModelMeta>(std::move(meta));
@@ -211,9 +217,10 @@ Result<std::vector<PushResult>> RedisReplayStore::push(std::span<const StoredGam
   return results;
 }
 
-Result<SampledPositions> RedisReplayStore::sample(std::size_t count, std::uint64_t seed) {
+StoreResult<SampledPositions> RedisReplayStore::sample(std::size_t count, std::uint64_t seed) {
   if (count > kMaxSampleCount) {
-    return fail("sample: " + std::to_string(count) + " positions asked, at most " +
+    return store_fail(StoreErrorKind::kInvalidArgument,
+                      "sample: " + std::to_string(count) + " positions asked, at most " +
                 std::to_string(kMaxSampleCount) + " per call");
   }
   // One Lua call per kSampleChunk positions: a script blocks Redis while it
@@ -247,7 +254,8 @@ Result<SampledPositions> RedisReplayStore::sample(std::size_t count, std::uint64
     for (std::size_t i = 1; i < array->elements; ++i) {
       const redisReply* position = array->element[i];
       if (position->type != REDIS_REPLY_STRING) {
-        return fail(pool_->error("sample: a position in the window is missing"));
+        return store_fail(StoreErrorKind::kDataLoss,
+                          pool_->error("sample: a position in the window is missing"));
       }
       sampled.positions.emplace_back(text(position));
     }
@@ -337,12 +345,17 @@ Result<std::optional<StoreServerInfo>> RedisReplayStore::server_info() {
   return std::optional<StoreServerInfo>(*parsed);
 }
 
-Result<PublishStatus> RedisReplayStore::publish(const ModelMeta& meta, std::string_view blob) {
+StoreResult<PublishStatus> RedisReplayStore::publish(const ModelMeta& meta,
+                                                     std::string_view blob) {
   const std::string version = std::to_string(meta.version);
-  if (meta.version == 0) return fail("publish: model version must be > 0");
+  if (meta.version == 0) {
+    return store_fail(StoreErrorKind::kInvalidArgument, "publish: model version must be > 0");
+  }
   if (meta.size_bytes != blob.size()) {
-    return fail("publish: model " + version + " meta says " + std::to_string(meta.size_bytes) +
-                " bytes, the blob has " + std::to_string(blob.size()));
+    return store_fail(StoreErrorKind::kInvalidArgument,
+                      "publish: model " + version + " meta says " +
+                          std::to_string(meta.size_bytes) + " bytes, the blob has " +
+                          std::to_string(blob.size()));
   }
   const std::string key = options_.key_prefix + ":model:" + version;
   const std::string size = std::to_string(meta.size_bytes);
@@ -403,7 +416,7 @@ Result<PublishStatus> RedisReplayStore::publish(const ModelMeta& meta, std::stri
   return kByCode[static_cast<std::size_t>(result->integer)];
 }
 
-Result<std::optional<ModelMeta>> RedisReplayStore::latest() {
+StoreResult<std::optional<ModelMeta>> RedisReplayStore::latest() {
   Command command = Command::script(redis::kModelInfoScript);
   command.arg(options_.key_prefix).arg("latest");
   auto reply = pool_->run(command);
@@ -411,7 +424,7 @@ Result<std::optional<ModelMeta>> RedisReplayStore::latest() {
   return parse_meta(*pool_, *reply);
 }
 
-Result<std::optional<ModelMeta>> RedisReplayStore::info(std::uint64_t version) {
+StoreResult<std::optional<ModelMeta>> RedisReplayStore::info(std::uint64_t version) {
   Command command = Command::script(redis::kModelInfoScript);
   command.arg(options_.key_prefix).arg(version);
   auto reply = pool_->run(command);
@@ -419,8 +432,8 @@ Result<std::optional<ModelMeta>> RedisReplayStore::info(std::uint64_t version) {
   return parse_meta(*pool_, *reply);
 }
 
-Result<std::vector<ModelMeta>> RedisReplayStore::versions_after(std::uint64_t version,
-                                                                std::size_t limit) {
+StoreResult<std::vector<ModelMeta>> RedisReplayStore::versions_after(std::uint64_t version,
+                                                                     std::size_t limit) {
   Command command("ZRANGEBYSCORE");
   command.arg_copy(options_.key_prefix + ":models")
       .arg_copy("(" + std::to_string(version))
@@ -437,13 +450,13 @@ Result<std::vector<ModelMeta>> RedisReplayStore::versions_after(std::uint64_t ve
     auto v = number<std::uint64_t>(list->element[i]);
     if (!v) return fail(pool_->error("versions: bad version"));
     auto meta = info(*v);
-    if (!meta.ok()) return fail(meta.error());
+    if (!meta.ok()) return meta.failure();
     if (meta->has_value()) out.push_back(**meta);
   }
   return out;
 }
 
-Result<std::optional<ModelMeta>> RedisReplayStore::best() {
+StoreResult<std::optional<ModelMeta>> RedisReplayStore::best() {
   Command command = Command::script(redis::kModelInfoScript);
   command.arg(options_.key_prefix).arg("best");
   auto reply = pool_->run(command);
@@ -451,7 +464,7 @@ Result<std::optional<ModelMeta>> RedisReplayStore::best() {
   return parse_meta(*pool_, *reply);
 }
 
-Result<std::optional<std::string>> RedisReplayStore::read(std::uint64_t version) {
+StoreResult<std::optional<std::string>> RedisReplayStore::read(std::uint64_t version) {
   const std::string name = "model " + std::to_string(version);
   const std::string key = options_.key_prefix + ":model:" + std::to_string(version);
   Command fields_command("HMGET");
@@ -466,7 +479,9 @@ Result<std::optional<std::string>> RedisReplayStore::read(std::uint64_t version)
   auto chunks = number<std::uint64_t>(array->element[0]);
   auto size = number<std::uint64_t>(array->element[1]);
   auto crc = number<std::uint32_t>(array->element[2]);
-  if (!chunks || !size || !crc) return fail(pool_->error("read " + name + ": bad meta"));
+  if (!chunks || !size || !crc) {
+    return store_fail(StoreErrorKind::kDataLoss, pool_->error("read " + name + ": bad meta"));
+  }
 
   std::vector<Command> commands;
   commands.reserve(*chunks);
@@ -487,14 +502,17 @@ Result<std::optional<std::string>> RedisReplayStore::read(std::uint64_t version)
       if (still.ok() && (*still)->type == REDIS_REPLY_INTEGER && (*still)->integer == 0) {
         return std::optional<std::string>();
       }
-      return fail(pool_->error("read " + name + ": a chunk is missing"));
+      return store_fail(StoreErrorKind::kDataLoss,
+                        pool_->error("read " + name + ": a chunk is missing"));
     }
     blob.append(reply->str, reply->len);
     actual_crc = crc32(actual_crc, reinterpret_cast<const Bytef*>(reply->str),
                        static_cast<uInt>(reply->len));
   }
   if (blob.size() != *size || actual_crc != *crc) {
-    return fail(pool_->error("read " + name + ": stored data does not match its size and crc32"));
+    return store_fail(StoreErrorKind::kDataLoss,
+                      pool_->error("read " + name +
+                                   ": stored data does not match its size and crc32"));
   }
   return std::optional<std::string>(std::move(blob));
 }

@@ -38,18 +38,30 @@ const char* code_name(grpc::StatusCode code) {
   }
 }
 
-bool retryable(grpc::StatusCode code) {
-  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED;
-}
 
-// Sleeps `backoff` with +-25% jitter (so many clients do not retry in step)
-// and returns the next backoff.
-std::chrono::milliseconds pause(std::chrono::milliseconds backoff, const ClientOptions& options) {
+// Sleeps `backoff` with +-25% jitter (so many clients do not retry in step),
+// in slices of at most `slice` while `stop` (when given) stays false, and
+// returns the next backoff.
+std::chrono::milliseconds pause(std::chrono::milliseconds backoff, const ClientOptions& options,
+                                const std::atomic<bool>* stop = nullptr,
+                                std::chrono::milliseconds slice = std::chrono::hours(1)) {
   thread_local std::minstd_rand rng(std::random_device{}());
   std::uniform_real_distribution<double> jitter(0.75, 1.25);
-  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(
-      static_cast<double>(backoff.count()) * jitter(rng)));
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double, std::milli>(
+                             static_cast<double>(backoff.count()) * jitter(rng)));
+  while (stop == nullptr || !stop->load()) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, slice));
+  }
   return std::min(backoff * 2, options.backoff_max);
+}
+
+// The failure of `call`: "Call: CODE: server message", and the code.
+RpcFailure failed(const char* call, const grpc::Status& status) {
+  return RpcFailure{describe(call, status), status.error_code()};
 }
 
 // Runs `call(context)` until it succeeds, fails for good, or runs out of tries.
@@ -63,7 +75,7 @@ grpc::Status with_retries(const ClientOptions& options, Call&& call) {
       context.AddMetadata(kAuthorizationKey, bearer(options.security.token));
     }
     grpc::Status status = call(context);
-    if (status.ok() || attempt >= options.attempts || !retryable(status.error_code())) {
+    if (status.ok() || attempt >= options.attempts || !transient(status.error_code())) {
       return status;
     }
     backoff = pause(backoff, options);
@@ -71,6 +83,10 @@ grpc::Status with_retries(const ClientOptions& options, Call&& call) {
 }
 
 }  // namespace
+
+bool transient(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
 
 std::uint32_t blob_crc32(std::string_view bytes) {
   return static_cast<std::uint32_t>(
@@ -111,6 +127,12 @@ std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const ClientOption
 
 std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
                                             grpc::ChannelArguments args) {
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+              static_cast<int>(options.reconnect_backoff_min.count()));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(options.reconnect_backoff_min.count()));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+              static_cast<int>(options.reconnect_backoff_max.count()));
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
   if (options.security.tls && !options.security.tls_server_name.empty()) {
@@ -126,17 +148,17 @@ ReplayClient::ReplayClient(ClientOptions options) : ReplayClient(options, make_c
 ReplayClient::ReplayClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)), stub_(v1::ReplayService::NewStub(channel)) {}
 
-Result<v1::PushGamesReply> ReplayClient::push_games(const v1::PushGamesRequest& request) {
+RpcResult<v1::PushGamesReply> ReplayClient::push_games(const v1::PushGamesRequest& request) {
   v1::PushGamesReply reply;
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     reply.Clear();
     return stub_->PushGames(&context, request, &reply);
   });
-  if (!status.ok()) return fail(describe("PushGames", status));
+  if (!status.ok()) return failed("PushGames", status);
   return reply;
 }
 
-Result<v1::SampleReply> ReplayClient::sample(std::uint32_t count) {
+RpcResult<v1::SampleReply> ReplayClient::sample(std::uint32_t count) {
   v1::SampleRequest request;
   request.set_count(count);
   v1::SampleReply reply;
@@ -144,16 +166,16 @@ Result<v1::SampleReply> ReplayClient::sample(std::uint32_t count) {
     reply.Clear();
     return stub_->Sample(&context, request, &reply);
   });
-  if (!status.ok()) return fail(describe("Sample", status));
+  if (!status.ok()) return failed("Sample", status);
   return reply;
 }
 
-Result<v1::StatsReply> ReplayClient::stats() {
+RpcResult<v1::StatsReply> ReplayClient::stats() {
   v1::StatsReply reply;
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     return stub_->Stats(&context, v1::StatsRequest(), &reply);
   });
-  if (!status.ok()) return fail(describe("Stats", status));
+  if (!status.ok()) return failed("Stats", status);
   return reply;
 }
 
@@ -166,7 +188,7 @@ ModelRegistryClient::ModelRegistryClient(ClientOptions options,
                                          std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)), stub_(v1::ModelRegistry::NewStub(channel)) {}
 
-Result<v1::ModelInfo> ModelRegistryClient::publish(v1::ModelInfo info, std::string_view blob,
+RpcResult<v1::ModelInfo> ModelRegistryClient::publish(v1::ModelInfo info, std::string_view blob,
                                                    std::size_t chunk_bytes) {
   if (chunk_bytes == 0) chunk_bytes = 1 << 20;
   info.set_size_bytes(blob.size());
@@ -187,11 +209,11 @@ Result<v1::ModelInfo> ModelRegistryClient::publish(v1::ModelInfo info, std::stri
     writer->WritesDone();
     return writer->Finish();
   });
-  if (!status.ok()) return fail(describe("PublishModel", status));
+  if (!status.ok()) return failed("PublishModel", status);
   return reply;
 }
 
-Result<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::uint64_t version,
+RpcResult<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::uint64_t version,
                                                                        bool best) {
   v1::GetModelRequest request;
   request.set_version(version);
@@ -223,50 +245,54 @@ Result<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::uint
     }
     return reader->Finish();
   });
-  if (!status.ok()) return fail(describe("GetModel", status));
+  if (!status.ok()) return failed("GetModel", status);
   if (out.second.size() != out.first.size_bytes()) {
-    return fail("GetModel: received " + std::to_string(out.second.size()) + " bytes of " +
-                std::to_string(out.first.size_bytes()));
+    return RpcFailure{"GetModel: received " + std::to_string(out.second.size()) + " bytes of " +
+                          std::to_string(out.first.size_bytes()),
+                      grpc::StatusCode::DATA_LOSS};
   }
-  if (blob_crc32(out.second) != out.first.crc32()) return fail("GetModel: crc32 mismatch (the data was damaged)");
+  if (blob_crc32(out.second) != out.first.crc32()) {
+    return RpcFailure{"GetModel: crc32 mismatch (the data was damaged)",
+                      grpc::StatusCode::DATA_LOSS};
+  }
   return out;
 }
 
 namespace {
 
 template <class Call>
-Result<std::optional<v1::ModelInfo>> optional_info(const ClientOptions& options, const char* name,
-                                                   Call&& call) {
+RpcResult<std::optional<v1::ModelInfo>> optional_info(const ClientOptions& options,
+                                                      const char* name, Call&& call) {
   v1::ModelInfo reply;
   auto status =
       with_retries(options, [&](grpc::ClientContext& context) { return call(context, reply); });
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) return std::optional<v1::ModelInfo>();
-  if (!status.ok()) return fail(describe(name, status));
+  if (!status.ok()) return failed(name, status);
   return std::optional<v1::ModelInfo>(reply);
 }
 
 }  // namespace
 
-Result<std::optional<v1::ModelInfo>> ModelRegistryClient::latest() {
+RpcResult<std::optional<v1::ModelInfo>> ModelRegistryClient::latest() {
   return optional_info(options_, "LatestModel", [&](grpc::ClientContext& c, v1::ModelInfo& r) {
     return stub_->LatestModel(&c, v1::LatestModelRequest(), &r);
   });
 }
 
-Result<std::optional<v1::ModelInfo>> ModelRegistryClient::best() {
+RpcResult<std::optional<v1::ModelInfo>> ModelRegistryClient::best() {
   return optional_info(options_, "BestModel", [&](grpc::ClientContext& c, v1::ModelInfo& r) {
     return stub_->BestModel(&c, v1::BestModelRequest(), &r);
   });
 }
 
-Result<v1::ModelInfo> ModelRegistryClient::set_best(std::uint64_t version) {
+RpcResult<v1::ModelInfo> ModelRegistryClient::set_best(std::uint64_t version) {
   v1::SetBestRequest request;
   request.set_version(version);
   v1::ModelInfo reply;
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     return stub_->SetBest(&context, request, &reply);
   });
-  if (!status.ok()) return fail(describe("SetBest", status));
+  if (!status.ok()) return failed("SetBest", status);
   return reply;
 }
 
@@ -301,7 +327,7 @@ void ModelRegistryClient::watch(std::uint64_t after_version,
     reader->Finish();
     canceller.join();
     if (!keep_going) return;
-    if (!stop.load()) backoff = pause(backoff, options_);
+    if (!stop.load()) backoff = pause(backoff, options_, &stop, poll);
   }
 }
 

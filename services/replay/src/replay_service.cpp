@@ -19,6 +19,20 @@ Status unavailable(const std::string& what, const std::string& error) {
   return Status(StatusCode::UNAVAILABLE, what + ": " + error);
 }
 
+// A store failure as the code its kind calls for (docs/replay.md, "Status
+// codes"): only UNAVAILABLE tells a client that trying again may help.
+template <class T>
+Status store_error(const std::string& what, const replay::StoreResult<T>& result) {
+  switch (result.kind()) {
+    case replay::StoreErrorKind::kDataLoss:
+      return Status(StatusCode::DATA_LOSS, what + ": " + result.error());
+    case replay::StoreErrorKind::kInvalidArgument:
+      return Status(StatusCode::INVALID_ARGUMENT, what + ": " + result.error());
+    case replay::StoreErrorKind::kUnavailable: break;
+  }
+  return unavailable(what, result.error());
+}
+
 // Runs a handler body; an exception becomes INTERNAL instead of reaching gRPC.
 template <class Body>
 Status run_guarded(const char* rpc, Body&& body) {
@@ -74,6 +88,10 @@ constexpr const char* kDurationHelp =
     "Seconds to answer a gRPC call, by method (WatchModels streams are not timed)";
 
 std::vector<double> duration_buckets() { return metrics::exponential_buckets(0.0005, 2, 15); }
+
+// Versions a WatchModels stream looks up at once; a watcher further behind
+// skips to the newest.
+constexpr std::size_t kWatchBatch = 64;
 
 std::int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -252,7 +270,7 @@ Status ReplayServiceImpl::Sample(grpc::ServerContext* context, const v1::SampleR
     auto sampled = store_.sample(count, seed);
     if (!sampled.ok()) {
       metrics_.store_errors.inc();
-      return unavailable("Sample", sampled.error());
+      return store_error("Sample", sampled);
     }
     reply->set_window_positions(sampled->window_positions);
     reply->mutable_positions()->Reserve(static_cast<int>(sampled->positions.size()));
@@ -327,11 +345,12 @@ Status ModelRegistryImpl::PublishModel(grpc::ServerContext* context,
     if (auto denied = auth_.check(*context, rpc::Action::kPublishModel, "PublishModel");
         !denied.ok())
       return denied;
-    return publish(*reader, *reply);
+    return publish(*context, *reader, *reply);
   });
 }
 
-Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
+Status ModelRegistryImpl::publish(grpc::ServerContext& context,
+                                  grpc::ServerReader<v1::ModelChunk>& reader,
                                   v1::ModelInfo& reply) {
   v1::ModelChunk chunk;
   if (!reader.Read(&chunk)) {
@@ -366,23 +385,42 @@ Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
     }
     blob += chunk.data();
   }
+  // Read() also ends when the client cancels or goes away: what arrived may
+  // be a part, so nothing is published unless the stream ended as the client
+  // meant it to and the data is exactly what the info describes.
+  if (context.IsCancelled()) {
+    return Status(StatusCode::CANCELLED, "PublishModel: the client cancelled the upload of "
+                                         "version " + std::to_string(meta.version) +
+                                             "; nothing published");
+  }
   if (blob.empty()) return Status(StatusCode::INVALID_ARGUMENT, "PublishModel: empty model");
-  if (meta.size_bytes != 0 && meta.size_bytes != blob.size()) {
+  if (meta.size_bytes == 0) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: the first chunk's info must carry size_bytes (the model's "
+                  "length); nothing published");
+  }
+  if (meta.size_bytes != blob.size()) {
     return Status(StatusCode::INVALID_ARGUMENT,
                   "PublishModel: info says " + std::to_string(meta.size_bytes) +
-                      " bytes, received " + std::to_string(blob.size()));
+                      " bytes, received " + std::to_string(blob.size()) + "; nothing published");
   }
+  // A crc32 of 0 is what a missing one reads as; a model whose CRC really is
+  // 0 still matches.
   const std::uint32_t crc = rpc::blob_crc32(blob);
-  if (meta.crc32 != 0 && meta.crc32 != crc) {
-    return Status(StatusCode::DATA_LOSS, "PublishModel: crc32 mismatch (the data was damaged)");
+  if (meta.crc32 == 0 && crc != 0) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: the first chunk's info must carry crc32 (zlib's CRC-32 of the "
+                  "model); nothing published");
   }
-  meta.size_bytes = blob.size();
-  meta.crc32 = crc;
+  if (meta.crc32 != crc) {
+    return Status(StatusCode::DATA_LOSS,
+                  "PublishModel: crc32 mismatch (the data was damaged); nothing published");
+  }
   meta.created_unix_ms = now_unix_ms();
   auto status = store_.publish(meta, blob);
   if (!status.ok()) {
     metrics_.store_errors.inc();
-    return unavailable("PublishModel", status.error());
+    return store_error("PublishModel", status);
   }
   if (*status == replay::PublishStatus::kConflict) {
     return Status(StatusCode::ALREADY_EXISTS, "PublishModel: version " +
@@ -391,7 +429,8 @@ Status ModelRegistryImpl::publish(grpc::ServerReader<v1::ModelChunk>& reader,
   }
   auto stored = store_.info(meta.version);
   if (!stored.ok() || !stored->has_value()) {
-    return unavailable("PublishModel", stored.ok() ? "version vanished" : stored.error());
+    return stored.ok() ? unavailable("PublishModel", "version vanished")
+                       : store_error("PublishModel", stored);
   }
   reply = to_proto(**stored);
   if (*status == replay::PublishStatus::kPublished) prune();
@@ -442,7 +481,7 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
   auto meta = request.best()           ? store_.best()
               : request.version() == 0 ? store_.latest()
                                        : store_.info(request.version());
-  if (!meta.ok()) return unavailable("GetModel", meta.error());
+  if (!meta.ok()) return store_error("GetModel", meta);
   if (!meta->has_value()) {
     return Status(StatusCode::NOT_FOUND,
                   request.best() ? "GetModel: no best model yet"
@@ -453,7 +492,7 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
                             "--keep-models versions and the best)");
   }
   auto blob = store_.read((*meta)->version);
-  if (!blob.ok()) return unavailable("GetModel", blob.error());
+  if (!blob.ok()) return store_error("GetModel", blob);
   if (!blob->has_value()) {
     return Status(StatusCode::NOT_FOUND, "GetModel: version " + std::to_string((*meta)->version) +
                                              " was pruned while being read (--keep-models)");
@@ -478,7 +517,7 @@ Status ModelRegistryImpl::LatestModel(grpc::ServerContext* context, const v1::La
     if (auto denied = auth_.check(*context, rpc::Action::kRead, "LatestModel"); !denied.ok())
       return denied;
     auto meta = store_.latest();
-    if (!meta.ok()) return unavailable("LatestModel", meta.error());
+    if (!meta.ok()) return store_error("LatestModel", meta);
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no model published yet");
     *reply = to_proto(**meta);
     metrics_.model_version.set(static_cast<double>((*meta)->version));
@@ -492,7 +531,7 @@ Status ModelRegistryImpl::BestModel(grpc::ServerContext* context, const v1::Best
     if (auto denied = auth_.check(*context, rpc::Action::kRead, "BestModel"); !denied.ok())
       return denied;
     auto meta = store_.best();
-    if (!meta.ok()) return unavailable("BestModel", meta.error());
+    if (!meta.ok()) return store_error("BestModel", meta);
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no best model yet");
     *reply = to_proto(**meta);
     return Status::OK;
@@ -512,7 +551,7 @@ Status ModelRegistryImpl::SetBest(grpc::ServerContext* context, const v1::SetBes
     }
     auto meta = store_.info(request->version());
     if (!meta.ok() || !meta->has_value()) {
-      return unavailable("SetBest", meta.ok() ? "version vanished" : meta.error());
+      return meta.ok() ? unavailable("SetBest", "version vanished") : store_error("SetBest", meta);
     }
     *reply = to_proto(**meta);
     return Status::OK;
@@ -543,7 +582,15 @@ Status ModelRegistryImpl::watch(grpc::ServerContext& context, const v1::WatchMod
       if (stopping_) return Status(StatusCode::UNAVAILABLE, "WatchModels: the server is stopping");
       seen_publishes = publishes_;
     }
-    auto newer = store_.versions_after(sent, 64);
+    auto newer = store_.versions_after(sent, kWatchBatch);
+    if (newer.ok() && newer->size() == kWatchBatch) {
+      // Further behind than a batch: what a follower needs is the newest
+      // version, not the oldest of those it missed.
+      auto latest = store_.latest();
+      if (latest.ok() && latest->has_value() && (*latest)->version > newer->back().version) {
+        newer->assign(1, **latest);
+      }
+    }
     if (newer.ok()) {
       std::vector<replay::ModelMeta>& list = *newer;
       // A watcher from scratch starts at the latest version, not at version 1.

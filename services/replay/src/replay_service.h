@@ -1,7 +1,8 @@
 // The gRPC services of chessrl-replay over a ReplayStore and a ModelStore:
 // ReplayServiceImpl (PushGames, Sample, Stats) and ModelRegistryImpl. Every
-// handler turns every failure into a grpc::Status: a store failure is
-// UNAVAILABLE (retry), bad input INVALID_ARGUMENT; no exception escapes.
+// handler turns every failure into a grpc::Status: a store failure by its
+// kind (unreachable: UNAVAILABLE, retry; damaged data: DATA_LOSS), bad input
+// INVALID_ARGUMENT; no exception escapes (docs/replay.md, "Status codes").
 // Thread-safe: gRPC calls the handlers from many threads.
 #pragma once
 
@@ -117,7 +118,8 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
   void stop_watchers();
 
  private:
-  grpc::Status publish(grpc::ServerReader<v1::ModelChunk>& reader, v1::ModelInfo& reply);
+  grpc::Status publish(grpc::ServerContext& context, grpc::ServerReader<v1::ModelChunk>& reader,
+                       v1::ModelInfo& reply);
   grpc::Status get(const v1::GetModelRequest& request, grpc::ServerWriter<v1::ModelChunk>& writer);
   // Deletes the versions beyond options_.keep_models (logged, counted).
   void prune();

@@ -22,12 +22,12 @@ class MemoryReplayStore final : public ReplayStore {
   explicit MemoryReplayStore(std::uint64_t capacity_positions);
 
   Result<std::vector<PushResult>> push(std::span<const StoredGame> games) override;
-  Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
+  StoreResult<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
   Result<WindowStats> stats() override;
 
   // Makes every later call fail with `message` (empty: work again), to test
-  // callers' handling of an unreachable store.
-  void set_failure(std::string message);
+  // callers' handling of an unreachable store; sample() fails with `kind`.
+  void set_failure(std::string message, StoreErrorKind kind = StoreErrorKind::kUnavailable);
 
  private:
   struct Game {
@@ -45,26 +45,30 @@ class MemoryReplayStore final : public ReplayStore {
   std::uint64_t games_total_ = 0;
   std::uint64_t positions_total_ = 0;
   std::string failure_;
+  StoreErrorKind failure_kind_ = StoreErrorKind::kUnavailable;
 };
 
 class MemoryModelStore final : public ModelStore {
  public:
-  Result<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) override;
-  Result<std::optional<ModelMeta>> latest() override;
-  Result<std::optional<ModelMeta>> info(std::uint64_t version) override;
-  Result<std::optional<std::string>> read(std::uint64_t version) override;
-  Result<std::vector<ModelMeta>> versions_after(std::uint64_t version, std::size_t limit) override;
-  Result<std::optional<ModelMeta>> best() override;
+  StoreResult<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) override;
+  StoreResult<std::optional<ModelMeta>> latest() override;
+  StoreResult<std::optional<ModelMeta>> info(std::uint64_t version) override;
+  StoreResult<std::optional<std::string>> read(std::uint64_t version) override;
+  StoreResult<std::vector<ModelMeta>> versions_after(std::uint64_t version,
+                                                     std::size_t limit) override;
+  StoreResult<std::optional<ModelMeta>> best() override;
   Result<bool> set_best(std::uint64_t version) override;
   Result<std::vector<std::uint64_t>> prune(std::size_t keep) override;
 
-  void set_failure(std::string message);
+  // As MemoryReplayStore's; every StoreResult call fails with `kind`.
+  void set_failure(std::string message, StoreErrorKind kind = StoreErrorKind::kUnavailable);
 
  private:
   std::mutex mutex_;
   std::map<std::uint64_t, std::pair<ModelMeta, std::string>> models_;
   std::uint64_t best_ = 0;
   std::string failure_;
+  StoreErrorKind failure_kind_ = StoreErrorKind::kUnavailable;
 };
 
 }  // namespace chessrl::replay

@@ -1,7 +1,8 @@
 // ModelStore: the model registry's storage: versioned checkpoint blobs with
 // their metadata, a `latest` pointer (the newest version published) and a
 // `best` pointer (moved by the evaluator). Implemented by RedisReplayStore and
-// MemoryModelStore. Thread-safe; failures as in ReplayStore.
+// MemoryModelStore. Thread-safe; failures as in ReplayStore, with a kind
+// (store_error.h): a version whose stored data is damaged is kDataLoss.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "chessrl/replay/store_error.h"
 
 namespace chessrl::replay {
 
@@ -38,16 +40,16 @@ class ModelStore {
 
   // Stores `blob` as `meta.version` (size_bytes and crc32 must describe it;
   // the caller checks). Readers never see a half-written version.
-  virtual Result<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) = 0;
+  virtual StoreResult<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) = 0;
   // nullopt while nothing is published / the version does not exist.
-  virtual Result<std::optional<ModelMeta>> latest() = 0;
-  virtual Result<std::optional<ModelMeta>> info(std::uint64_t version) = 0;
-  virtual Result<std::optional<std::string>> read(std::uint64_t version) = 0;
+  virtual StoreResult<std::optional<ModelMeta>> latest() = 0;
+  virtual StoreResult<std::optional<ModelMeta>> info(std::uint64_t version) = 0;
+  virtual StoreResult<std::optional<std::string>> read(std::uint64_t version) = 0;
   // Up to `limit` versions newer than `version`, oldest first.
-  virtual Result<std::vector<ModelMeta>> versions_after(std::uint64_t version,
+  virtual StoreResult<std::vector<ModelMeta>> versions_after(std::uint64_t version,
                                                         std::size_t limit) = 0;
   // nullopt while `best` was never set.
-  virtual Result<std::optional<ModelMeta>> best() = 0;
+  virtual StoreResult<std::optional<ModelMeta>> best() = 0;
   // Moves `best` to `version`; returns false (nothing changed) when that
   // version does not exist.
   virtual Result<bool> set_best(std::uint64_t version) = 0;

@@ -67,17 +67,18 @@ class RedisReplayStore final : public ReplayStore, public ModelStore {
   std::string refused_eviction_policy() const;
 
   Result<std::vector<PushResult>> push(std::span<const StoredGame> games) override;
-  Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
+  StoreResult<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
   Result<WindowStats> stats() override;
   // INFO memory and INFO persistence, one round trip.
   Result<std::optional<StoreServerInfo>> server_info() override;
 
-  Result<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) override;
-  Result<std::optional<ModelMeta>> latest() override;
-  Result<std::optional<ModelMeta>> info(std::uint64_t version) override;
-  Result<std::optional<std::string>> read(std::uint64_t version) override;
-  Result<std::vector<ModelMeta>> versions_after(std::uint64_t version, std::size_t limit) override;
-  Result<std::optional<ModelMeta>> best() override;
+  StoreResult<PublishStatus> publish(const ModelMeta& meta, std::string_view blob) override;
+  StoreResult<std::optional<ModelMeta>> latest() override;
+  StoreResult<std::optional<ModelMeta>> info(std::uint64_t version) override;
+  StoreResult<std::optional<std::string>> read(std::uint64_t version) override;
+  StoreResult<std::vector<ModelMeta>> versions_after(std::uint64_t version,
+                                                     std::size_t limit) override;
+  StoreResult<std::optional<ModelMeta>> best() override;
   Result<bool> set_best(std::uint64_t version) override;
   Result<std::vector<std::uint64_t>> prune(std::size_t keep) override;
 

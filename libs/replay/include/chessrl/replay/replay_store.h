@@ -6,6 +6,8 @@
 // Every method is thread-safe. Failures (the store unreachable, a reply that
 // makes no sense) come back as a Result error; the service reports them as
 // UNAVAILABLE, and the caller may retry: pushes are idempotent by game id.
+// sample() says when a failure is not worth retrying (StoreResult's kind:
+// damaged data, a count over the store's limit; see store_error.h).
 #pragma once
 
 #include <cstddef>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "chessrl/replay/store_error.h"
 #include "chessrl/replay/validation.h"
 
 namespace chessrl::replay {
@@ -74,7 +77,7 @@ class ReplayStore {
   // `count` positions drawn uniformly with replacement from the window (an
   // empty list when the window is empty). `seed` seeds the draw, so a store
   // that does not change answers the same seed the same way.
-  virtual Result<SampledPositions> sample(std::size_t count, std::uint64_t seed) = 0;
+  virtual StoreResult<SampledPositions> sample(std::size_t count, std::uint64_t seed) = 0;
 
   virtual Result<WindowStats> stats() = 0;
 

@@ -1,9 +1,10 @@
 // Clients of chessrl-replay's two services. Every call has a deadline; calls
 // that are safe to repeat (all of them: pushes are idempotent by game id) are
 // retried on UNAVAILABLE and DEADLINE_EXCEEDED with exponential backoff, up
-// to `attempts` tries. Errors come back as Result failures naming the call,
-// the gRPC code and the server's message. A client is thread-safe (one
-// channel, shared).
+// to `attempts` tries; no other code is retried (docs/replay.md, "Status
+// codes"). Errors come back as RpcResult failures naming the call, the gRPC
+// code and the server's message, with the code itself in code(). A client is
+// thread-safe (one channel, shared).
 #pragma once
 
 #include <grpcpp/security/credentials.h>
@@ -45,11 +46,47 @@ struct ClientOptions {
   int attempts = 5;
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{5000};
+  // How soon the channel tries to connect again after a failed attempt:
+  // doubling-ish (x1.6) from `reconnect_backoff_min` to at most
+  // `reconnect_backoff_max` (gRPC's own default grows to 120 s, so a client
+  // of a server that was down for minutes would stay away minutes longer).
+  std::chrono::milliseconds reconnect_backoff_min{500};
+  std::chrono::milliseconds reconnect_backoff_max{2000};
   int max_message_bytes = 64 << 20;
   // GetModel refuses a model larger than this as soon as its first chunk
   // names its size, before the rest arrives.
   std::uint64_t max_model_bytes = std::uint64_t{1} << 30;
   ClientSecurity security;
+};
+
+// Whether a call that failed with `code` may succeed if made again later
+// (UNAVAILABLE, DEADLINE_EXCEEDED): the codes the clients retry. Any other
+// code (DATA_LOSS, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, ...) will
+// fail the same way again.
+bool transient(grpc::StatusCode code);
+
+// A client call's Result: on failure also the gRPC code (OK on success), so a
+// caller can tell a failure worth retrying later from one that is not.
+// Failures found by the client itself (a model whose CRC does not match) are
+// DATA_LOSS.
+struct RpcFailure {
+  std::string message;
+  grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
+};
+
+template <class T>
+class [[nodiscard]] RpcResult : public Result<T> {
+ public:
+  RpcResult(T value) : Result<T>(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  RpcResult(RpcFailure failure)                        // NOLINT(google-explicit-constructor)
+      : Result<T>(Failure{std::move(failure.message)}), code_(failure.code) {}
+
+  grpc::StatusCode code() const { return code_; }
+  // Failed, and transient(code()).
+  bool transient() const { return !this->ok() && rpc::transient(code_); }
+
+ private:
+  grpc::StatusCode code_ = grpc::StatusCode::OK;
 };
 
 // zlib's CRC-32 of `bytes`, any length (crc32_z: no 4 GiB wrap).
@@ -77,9 +114,9 @@ class ReplayClient {
   explicit ReplayClient(ClientOptions options);
   ReplayClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
 
-  Result<v1::PushGamesReply> push_games(const v1::PushGamesRequest& request);
-  Result<v1::SampleReply> sample(std::uint32_t count);
-  Result<v1::StatsReply> stats();
+  RpcResult<v1::PushGamesReply> push_games(const v1::PushGamesRequest& request);
+  RpcResult<v1::SampleReply> sample(std::uint32_t count);
+  RpcResult<v1::StatsReply> stats();
 
  private:
   ClientOptions options_;
@@ -93,19 +130,20 @@ class ModelRegistryClient {
 
   // Streams `blob` in chunks of `chunk_bytes`; `info` needs version (and
   // usually step and metadata); size and crc32 are filled in here.
-  Result<v1::ModelInfo> publish(v1::ModelInfo info, std::string_view blob,
-                                std::size_t chunk_bytes = 1 << 20);
+  RpcResult<v1::ModelInfo> publish(v1::ModelInfo info, std::string_view blob,
+                                   std::size_t chunk_bytes = 1 << 20);
   // version 0: the latest; best: the `best` version.
-  Result<std::pair<v1::ModelInfo, std::string>> get(std::uint64_t version, bool best = false);
+  RpcResult<std::pair<v1::ModelInfo, std::string>> get(std::uint64_t version, bool best = false);
   // nullopt when nothing is published / best was never set.
-  Result<std::optional<v1::ModelInfo>> latest();
-  Result<std::optional<v1::ModelInfo>> best();
-  Result<v1::ModelInfo> set_best(std::uint64_t version);
+  RpcResult<std::optional<v1::ModelInfo>> latest();
+  RpcResult<std::optional<v1::ModelInfo>> best();
+  RpcResult<v1::ModelInfo> set_best(std::uint64_t version);
 
   // Calls `on_model` for each version WatchModels yields (first the latest,
   // or every version after `after_version` when it is not 0), reconnecting
   // with backoff when the stream breaks, until `on_model` returns false or
-  // `stop` becomes true (checked at least every `poll`).
+  // `stop` becomes true (checked at least every `poll`, also while backing
+  // off between attempts).
   void watch(std::uint64_t after_version, const std::function<bool(const v1::ModelInfo&)>& on_model,
              const std::atomic<bool>& stop,
              std::chrono::milliseconds poll = std::chrono::milliseconds(500));
