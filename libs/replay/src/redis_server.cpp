@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -91,6 +92,15 @@ std::string redis_quote(const std::string& value) {
   return out + "\"";
 }
 
+// Whether INFO server's text says process_id:`pid`.
+bool serves_pid(const std::string& info, int pid) {
+  const std::string key = "process_id:" + std::to_string(pid);
+  const std::size_t at = info.find(key);
+  if (at == std::string::npos) return false;
+  const std::size_t end = at + key.size();
+  return end == info.size() || !std::isdigit(static_cast<unsigned char>(info[end]));
+}
+
 }  // namespace
 
 int free_port() {
@@ -122,9 +132,15 @@ std::unique_ptr<RedisServer> RedisServer::start(Options options) {
     throw Error(std::string("RedisServer: mkdtemp: ") + std::strerror(errno));
   }
   server->dir_ = dir_template;
-  server->port_ = free_port();
-  server->launch();  // on failure the destructor removes the directory
-  return server;
+  // free_port() only says the port was free a moment ago: another process
+  // may take it before redis-server binds it. Then redis-server exits saying
+  // so, and it starts again on another port.
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    server->port_ = free_port();
+    // On failure the destructor removes the directory.
+    if (server->launch(/*port_taken_ok=*/attempt < kAttempts)) return server;
+  }
 }
 
 RedisServer::~RedisServer() {
@@ -146,7 +162,7 @@ RedisServer::~RedisServer() {
   }
 }
 
-void RedisServer::launch() {
+bool RedisServer::launch(bool port_taken_ok) {
   const std::string log = dir_ + "/redis.log";
   const std::string output = dir_ + "/stdout.log";
   // The settings, the password among them, go in a file only we can read (in
@@ -184,10 +200,12 @@ void RedisServer::launch() {
   for (;;) {
     if (reap_if_exited(pid_)) {
       pid_ = -1;
-      throw Error("redis-server on port " + std::to_string(port_) + " exited at start:\n" +
-                  tail(output) + "\n" + tail(log));
+      const std::string said = tail(output) + "\n" + tail(log);
+      if (port_taken_ok && said.find("Address already in use") != std::string::npos) return false;
+      throw Error("redis-server on port " + std::to_string(port_) + " exited at start:\n" + said);
     }
-    if (port_accepts(port_) && cli({"PING"}) == "PONG") return;
+    // Ours answering, not whatever else listens there: INFO names the pid.
+    if (port_accepts(port_) && serves_pid(cli({"INFO", "server"}), pid_)) return true;
     if (std::chrono::steady_clock::now() > deadline) {
       kill();
       throw Error("redis-server on port " + std::to_string(port_) +
@@ -208,7 +226,7 @@ void RedisServer::kill() {
 
 void RedisServer::restart() {
   if (pid_ > 0) kill();
-  launch();
+  (void)launch(/*port_taken_ok=*/false);  // throws unless up
 }
 
 std::string RedisServer::cli(const std::vector<std::string>& args) const {

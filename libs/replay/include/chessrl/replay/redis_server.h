@@ -13,7 +13,9 @@
 
 namespace chessrl::replay {
 
-// A TCP port on 127.0.0.1 that nothing listens on (bound and released).
+// A TCP port on 127.0.0.1 that nothing listens on (bound and released: by
+// the time it is used another process may have taken it; RedisServer::start
+// then tries another).
 int free_port();
 
 class RedisServer {
@@ -49,7 +51,10 @@ class RedisServer {
 
  private:
   RedisServer() = default;
-  void launch();
+  // Starts redis-server on port_ and waits until it answers. Returns false
+  // when it exited because the port was taken and `port_taken_ok`; throws
+  // chessrl::Error otherwise.
+  bool launch(bool port_taken_ok);
   Options options_;
   int port_ = 0;
   int pid_ = -1;
