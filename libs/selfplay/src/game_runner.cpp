@@ -66,8 +66,8 @@ std::uint64_t fresh_id_nonce() {
   static std::atomic<std::uint64_t> calls{0};
   std::random_device device;
   std::uint64_t nonce = (std::uint64_t{device()} << 32) ^ device();
-  nonce ^= mcts::mix64(static_cast<std::uint64_t>(
-      std::chrono::system_clock::now().time_since_epoch().count()));
+  nonce ^= mcts::mix64(
+      static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()));
   nonce ^= mcts::mix64(~(static_cast<std::uint64_t>(::getpid()) << 20 ^ calls.fetch_add(1)));
   return mcts::mix64(nonce);
 }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include "chessrl/replay/validation.h"
@@ -18,6 +19,21 @@ namespace {
 constexpr const char* kRejectedName = "chessrl_selfplay_games_rejected_total";
 constexpr const char* kRejectedHelp =
     "Games the replay service refused (not retried), by its reason label";
+constexpr const char* kDuplicateName = "chessrl_selfplay_games_duplicate_total";
+constexpr const char* kDuplicateHelp =
+    "Games the replay service answered DUPLICATE: kind=retry after an earlier push of the game "
+    "(counted pushed), kind=unexpected for a game never sent before (its id was taken: not "
+    "stored, not counted pushed)";
+constexpr const char* kDroppedName = "chessrl_selfplay_games_dropped_total";
+constexpr const char* kDroppedHelp =
+    "Games dropped unstored because the replay service refused a push of that game alone with a "
+    "code that does not pass (not retried), by the code";
+constexpr grpc::StatusCode kRefusalCodes[] = {
+    grpc::StatusCode::INVALID_ARGUMENT, grpc::StatusCode::RESOURCE_EXHAUSTED,
+    grpc::StatusCode::OUT_OF_RANGE, grpc::StatusCode::FAILED_PRECONDITION,
+    grpc::StatusCode::DATA_LOSS};
+// Unexpected duplicates and store failures: the first few are all logged, then one in 100.
+constexpr std::uint64_t kLoggedInFull = 20;
 // Rejections are bugs in the producer; the first few are all logged, then one in 100.
 constexpr std::uint64_t kRejectionsLoggedInFull = 20;
 constexpr auto kShedLogInterval = std::chrono::seconds(10);
@@ -68,6 +84,28 @@ Result<void> AckedLog::append(const std::string& lines) {
   return {};
 }
 
+bool GamePusher::refused_for_its_games(grpc::StatusCode code) {
+  return std::find(std::begin(kRefusalCodes), std::end(kRefusalCodes), code) !=
+         std::end(kRefusalCodes);
+}
+
+std::string GamePusher::code_label(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "invalid_argument";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "resource_exhausted";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "out_of_range";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "failed_precondition";
+    case grpc::StatusCode::DATA_LOSS:
+      return "data_loss";
+    default:
+      return "other";
+  }
+}
+
 std::string GamePusher::reason_label(const std::string& reason) {
   for (const replay::RejectReason r : replay::kAllRejectReasons) {
     if (replay::reason_label(r) == reason) return reason;
@@ -88,11 +126,25 @@ GamePusher::GamePusher(PushFunction push, GamePusherOptions options, metrics::Re
       shed_counter_(registry.counter(
           "chessrl_selfplay_games_shed_total",
           "Games dropped, oldest first, because the push buffer was full (replay unreachable)")),
-      failures_counter_(
-          registry.counter("chessrl_selfplay_push_failures_total",
-                           "Pushes to the replay service that failed (and were retried)")),
+      failures_counter_(registry.counter(
+          "chessrl_selfplay_push_failures_total",
+          "Pushes to the replay service that failed as a whole (retried; a batch refused for "
+          "its games is split)")),
+      duplicate_retry_counter_(
+          registry.counter(kDuplicateName, kDuplicateHelp, {{"kind", "retry"}})),
+      duplicate_unexpected_counter_(
+          registry.counter(kDuplicateName, kDuplicateHelp, {{"kind", "unexpected"}})),
+      store_failed_counter_(registry.counter(
+          "chessrl_selfplay_games_store_failed_total",
+          "Games the replay service answered FAILED (its store failed on them): kept and pushed "
+          "again")),
       registry_(registry) {
   options_.validate().value_or_throw();
+  batch_limit_ = options_.batch_games;
+  for (const grpc::StatusCode code : kRefusalCodes) {
+    if (code == grpc::StatusCode::RESOURCE_EXHAUSTED) continue;  // never drops a game
+    registry_.counter(kDroppedName, kDroppedHelp, {{"reason", code_label(code)}});
+  }
   for (const replay::RejectReason r : replay::kAllRejectReasons) {
     registry_.counter(kRejectedName, kRejectedHelp,
                       {{"reason", std::string(replay::reason_label(r))}});
@@ -117,9 +169,9 @@ void GamePusher::add(v1::Game game) {
     std::string shed_id;
     if (buffer_.size() > in_flight_) {
       const auto oldest = buffer_.begin() + static_cast<std::ptrdiff_t>(in_flight_);
-      shed_id = oldest->id();
+      shed_id = oldest->game.id();
       buffer_.erase(oldest);
-      buffer_.push_back(std::move(game));
+      buffer_.push_back(Buffered{std::move(game)});
     } else {
       shed_id = game.id();  // everything held is being sent: the new game goes
     }
@@ -135,7 +187,7 @@ void GamePusher::add(v1::Game game) {
       shed_logged_ = stats_.shed;
     }
   } else {
-    buffer_.push_back(std::move(game));
+    buffer_.push_back(Buffered{std::move(game)});
   }
   update_gauge();
   // A full batch goes now; the first game into an empty buffer starts the
@@ -185,7 +237,7 @@ void GamePusher::loop() {
     }
     const Clock::time_point now = Clock::now();
     Clock::time_point due =
-        buffer_.size() >= options_.batch_games || flushing_ ? now : last_push + options_.interval;
+        buffer_.size() >= batch_limit_ || flushing_ ? now : last_push + options_.interval;
     due = std::max(due, retry_at_);
     if (flushing_ && due >= flush_deadline_) {
       wake_.wait(lock);  // no time left: flush() stops the thread at its deadline
@@ -196,19 +248,30 @@ void GamePusher::loop() {
       continue;
     }
 
-    const std::size_t n = std::min(options_.batch_games, buffer_.size());
+    const std::size_t n = std::min(batch_limit_, buffer_.size());
     v1::PushGamesRequest request;
-    for (std::size_t i = 0; i < n; ++i) *request.add_games() = buffer_[i];
+    for (std::size_t i = 0; i < n; ++i) *request.add_games() = buffer_[i].game;
     in_flight_ = n;
     const Clock::time_point deadline = flushing_ ? flush_deadline_ : Clock::time_point::max();
     lock.unlock();
-    Result<v1::PushGamesReply> reply = push_(request, deadline);
+    rpc::RpcResult<v1::PushGamesReply> reply = push_(request, deadline);
     lock.lock();
     last_push = Clock::now();
     in_flight_ = 0;
-    if (!reply.ok()) {
+    // Games that may be stored now whatever the outcome: a DUPLICATE for them later is ours.
+    const auto mark_sent = [&] {
+      for (std::size_t i = 0; i < n; ++i) buffer_[i].sent = true;
+    };
+    // RESOURCE_EXHAUSTED: more games than the service takes in a call, or a server
+    // short of memory; one game alone is never too many, so it is retried.
+    const bool one_too_many = n == 1 && reply.code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
+    if (!reply.ok() && refused_for_its_games(reply.code()) && !one_too_many) {
+      on_refused(n, reply.code(), reply.error());
+    } else if (!reply.ok()) {
+      mark_sent();
       on_failure(reply.error());
     } else if (!reply_matches(request, *reply)) {
+      mark_sent();
       on_failure("the reply does not match the request (" + std::to_string(reply->results_size()) +
                  " results for " + std::to_string(n) + " games)");
     } else {
@@ -249,20 +312,99 @@ void GamePusher::on_failure(const std::string& error) {
   retry_at_ = now + backoff_;
 }
 
+void GamePusher::on_refused(std::size_t n, grpc::StatusCode code, const std::string& error) {
+  ++stats_.failures;
+  failures_counter_.inc();
+  end_outage();  // the service answered
+  if (n > 1) {
+    // Halves until the game refused alone is found; the others go on meanwhile.
+    if (batch_limit_ == options_.batch_games) {
+      log_("the replay service refused a push of " + std::to_string(n) + " games (" + error +
+           "); sending them in smaller batches to find the game it refuses");
+    }
+    batch_limit_ = std::max<std::size_t>(1, n / 2);
+    return;
+  }
+  const std::string label = code_label(code);
+  const std::string id = buffer_.front().game.id();
+  ++stats_.dropped;
+  ++stats_.dropped_by_reason[label];
+  registry_.counter(kDroppedName, kDroppedHelp, {{"reason", label}}).inc();
+  if (stats_.dropped <= kLoggedInFull || stats_.dropped % 100 == 0) {
+    log_("dropped game " + id + ": the replay service refuses it (" + error + "); not retried [" +
+         std::to_string(stats_.dropped) + " dropped in all]");
+  }
+  append_acked(id + " dropped " + label + "\n", 1);
+  buffer_.pop_front();
+  batch_limit_ = options_.batch_games;
+}
+
+void GamePusher::end_outage() {
+  if (!outage_) return;
+  const Clock::time_point now = Clock::now();
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "the replay service takes games again after %.1f s and %llu failed pushes; "
+                "%zu games buffered, %llu shed during the outage",
+                seconds_between(outage_start_, now),
+                static_cast<unsigned long long>(outage_failures_), buffer_.size(),
+                static_cast<unsigned long long>(stats_.shed - outage_shed_before_));
+  log_(line);
+  outage_ = false;
+  backoff_ = std::chrono::milliseconds{0};
+  retry_at_ = Clock::time_point{};
+}
+
+void GamePusher::append_acked(const std::string& lines, int answered) {
+  if (!options_.acked_log || lines.empty()) return;
+  // In the kernel before the next push: a kill -9 from here on loses no line.
+  if (auto appended = options_.acked_log->append(lines); !appended.ok()) {
+    ++acked_log_failures_;
+    if (acked_log_failures_ <= kAckedLogFailuresLoggedInFull || acked_log_failures_ % 100 == 0) {
+      log_("--acked-log: " + appended.error() + "; the lines of " + std::to_string(answered) +
+           " answered games may be missing there [" + std::to_string(acked_log_failures_) +
+           " failed appends in all]");
+    }
+  }
+}
+
 void GamePusher::apply(const v1::PushGamesRequest& request, const v1::PushGamesReply& reply) {
   const auto n = static_cast<std::size_t>(request.games_size());
   std::uint64_t acknowledged = 0;
-  std::string acked_lines;  // for --acked-log
+  std::string acked_lines;     // for --acked-log
+  std::deque<Buffered> again;  // answered FAILED: pushed again, ahead of the rest
+  std::string store_error;
   for (int i = 0; i < reply.results_size(); ++i) {
     const v1::PushResult& result = reply.results(i);
+    Buffered& entry = buffer_[static_cast<std::size_t>(i)];
     if (result.status() == v1::STORED) {
       ++stats_.stored;
       ++acknowledged;
       acked_lines += result.id() + " stored\n";
-    } else if (result.status() == v1::DUPLICATE) {
+    } else if (result.status() == v1::DUPLICATE && entry.sent) {
+      // An earlier push of it stored it; its reply was lost.
       ++stats_.duplicates;
       ++acknowledged;
+      duplicate_retry_counter_.inc();
       acked_lines += result.id() + " duplicate\n";
+    } else if (result.status() == v1::DUPLICATE) {
+      // Never sent before, yet its id is taken: this game is not stored.
+      ++stats_.unexpected_duplicates;
+      duplicate_unexpected_counter_.inc();
+      acked_lines += result.id() + " duplicate unexpected\n";
+      if (unexpected_logged_ < kLoggedInFull || stats_.unexpected_duplicates % 100 == 0) {
+        ++unexpected_logged_;
+        log_("the replay service already holds a game with id " + result.id() +
+             ", which this process never pushed before: this game is not stored [" +
+             std::to_string(stats_.unexpected_duplicates) + " such games in all]");
+      }
+    } else if (result.status() == v1::FAILED) {
+      ++stats_.store_failed;
+      store_failed_counter_.inc();
+      if (store_error.empty())
+        store_error = result.detail().empty() ? result.reason() : result.detail();
+      entry.sent = true;
+      again.push_back(std::move(entry));
     } else {
       // REJECTED (or a status this build does not know): final, never retried.
       const std::string label =
@@ -280,31 +422,25 @@ void GamePusher::apply(const v1::PushGamesRequest& request, const v1::PushGamesR
     }
   }
   pushed_counter_.inc(static_cast<double>(acknowledged));
-  if (options_.acked_log && !acked_lines.empty()) {
-    // In the kernel before the next push: a kill -9 from here on loses no line.
-    if (auto appended = options_.acked_log->append(acked_lines); !appended.ok()) {
-      ++acked_log_failures_;
-      if (acked_log_failures_ <= kAckedLogFailuresLoggedInFull || acked_log_failures_ % 100 == 0) {
-        log_("--acked-log: " + appended.error() + "; the lines of " +
-             std::to_string(reply.results_size()) + " answered games may be missing there [" +
-             std::to_string(acked_log_failures_) + " failed appends in all]");
-      }
-    }
-  }
+  append_acked(acked_lines, reply.results_size());
   buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n));
-  if (outage_) {
-    const Clock::time_point now = Clock::now();
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "the replay service takes games again after %.1f s and %llu failed pushes; "
-                  "%zu games buffered, %llu shed during the outage",
-                  seconds_between(outage_start_, now),
-                  static_cast<unsigned long long>(outage_failures_), buffer_.size(),
-                  static_cast<unsigned long long>(stats_.shed - outage_shed_before_));
-    log_(line);
-    outage_ = false;
+  end_outage();
+  if (!again.empty()) {
+    // Not stored this time: first in line again, after a backoff.
+    if (store_failed_logged_ < kLoggedInFull || stats_.store_failed % 100 == 0) {
+      ++store_failed_logged_;
+      log_("the replay service could not store " + std::to_string(again.size()) + " of " +
+           std::to_string(n) + " games (" + store_error + "); pushing them again [" +
+           std::to_string(stats_.store_failed) + " such answers in all]");
+    }
+    buffer_.insert(buffer_.begin(), std::make_move_iterator(again.begin()),
+                   std::make_move_iterator(again.end()));
+    backoff_ =
+        backoff_.count() == 0 ? options_.backoff_min : std::min(backoff_ * 2, options_.backoff_max);
+    if (flushing_) backoff_ = std::min(backoff_, kFlushBackoffMax);
+    retry_at_ = Clock::now() + backoff_;
+  } else {
     backoff_ = std::chrono::milliseconds{0};
-    retry_at_ = Clock::time_point{};
   }
 }
 

@@ -1,14 +1,24 @@
 // GamePusher: the bounded buffer between the game runner and the replay
 // service. add() takes each finished game; a thread of its own sends them in
 // order, in batches of up to `batch_games` (or what is there every
-// `interval`), through an injected push function. A failed push keeps its
-// games and is retried forever with exponential backoff (ids make a repeated
-// push store each game once); the start and the end of an outage are logged
-// once each. A game the replay REJECTS is counted by reason, logged and not
-// retried; DUPLICATE counts as pushed. When the buffer is full the oldest game
-// not being sent is shed, counted and logged: no game is dropped silently.
-// With an AckedLog (--acked-log), every answered game gets a line there as its
-// reply arrives. Thread-safe.
+// `interval`), through an injected push function. A push that fails with a
+// code that may pass (UNAVAILABLE, a deadline; also a bad token, INTERNAL:
+// nothing about the games) keeps its games and is retried forever with
+// exponential backoff (ids make a repeated push store each game once); the
+// start and the end of an outage are logged once each. A push refused for
+// what it carries (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, OUT_OF_RANGE,
+// FAILED_PRECONDITION, DATA_LOSS) is sent again in halves until the game
+// refused alone is found: that game is dropped, counted by code and logged,
+// and the games behind it go on (one game refused RESOURCE_EXHAUSTED is
+// retried instead: a server short of memory says that too). Per game: STORED is final; REJECTED is
+// counted by reason, logged and not retried; FAILED (the store failed on it)
+// stays buffered and is pushed again after a backoff; DUPLICATE for a game
+// this pusher sent before (a retry whose first reply was lost) counts as
+// pushed, and DUPLICATE for one it never sent (its id was already taken: the
+// game is not stored) is counted apart, logged with the id, and not pushed.
+// When the buffer is full the oldest game not being sent is shed, counted and
+// logged: no game is dropped silently. With an AckedLog (--acked-log), every
+// answered game gets a line there as its reply arrives. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -26,6 +36,7 @@
 
 #include "chessrl/core/result.h"
 #include "chessrl/metrics/registry.h"
+#include "chessrl/rpc/clients.h"
 #include "chessrl/v1/replay.pb.h"
 
 namespace chessrl::selfplay_service {
@@ -33,14 +44,17 @@ namespace chessrl::selfplay_service {
 using Clock = std::chrono::steady_clock;
 
 // Sends one batch; must give up by `deadline` (Clock::time_point::max(): its
-// own deadline). A failure means nothing is known about the batch.
-using PushFunction = std::function<Result<v1::PushGamesReply>(const v1::PushGamesRequest& request,
-                                                              Clock::time_point deadline)>;
+// own deadline). A failure means nothing is known about the batch; its gRPC
+// code says whether the same games may be taken later.
+using PushFunction = std::function<rpc::RpcResult<v1::PushGamesReply>(
+    const v1::PushGamesRequest& request, Clock::time_point deadline)>;
 using LogFunction = std::function<void(const std::string& line)>;
 
 // --acked-log: a file, opened for appending (created if missing, never
 // truncated), that gets one line per game the replay service answered:
-// "<id> stored", "<id> duplicate" or "<id> rejected <reason label>". Each
+// "<id> stored", "<id> duplicate" (a retry of its own push), "<id> duplicate
+// unexpected" (an id it never sent was already stored: this game is not),
+// "<id> rejected <reason label>" or "<id> dropped <code label>". Each
 // append is one write() of whole lines, so what was appended survives a
 // kill -9 of the process (not a crash of the machine: no fsync). Owns its
 // descriptor; append() is not thread-safe.
@@ -77,20 +91,27 @@ struct GamePusherOptions {
 struct GamePusherStats {
   std::uint64_t added = 0;
   std::uint64_t stored = 0;      // acknowledged STORED
-  std::uint64_t duplicates = 0;  // acknowledged DUPLICATE (already stored: a retried push)
-  std::uint64_t rejected = 0;    // refused by the replay (see rejected_by_reason)
-  std::uint64_t shed = 0;        // dropped, oldest first, because the buffer was full
-  std::uint64_t failures = 0;    // push calls that failed (and were retried)
-  std::size_t buffered = 0;      // held now
+  std::uint64_t duplicates = 0;  // acknowledged DUPLICATE after an earlier push of it (a retry)
+  // DUPLICATE for a game never sent before: its id was taken, it is not stored.
+  std::uint64_t unexpected_duplicates = 0;
+  std::uint64_t rejected = 0;      // refused by the replay (see rejected_by_reason)
+  std::uint64_t dropped = 0;       // refused alone with a permanent code (see dropped_by_reason)
+  std::uint64_t store_failed = 0;  // answered FAILED, kept and pushed again (each time counted)
+  std::uint64_t shed = 0;          // dropped, oldest first, because the buffer was full
+  std::uint64_t failures = 0;      // push calls that failed as a whole
+  std::size_t buffered = 0;        // held now
   std::map<std::string, std::uint64_t> rejected_by_reason;
+  std::map<std::string, std::uint64_t> dropped_by_reason;  // by code label (invalid_argument, ...)
   std::uint64_t pushed() const { return stored + duplicates; }
 };
 
 class GamePusher {
  public:
   // Registers chessrl_selfplay_games_buffered, _games_pushed_total,
-  // _games_shed_total, _games_rejected_total{reason} and _push_failures_total
-  // in `registry` (which must outlive the pusher) and starts the thread.
+  // _games_shed_total, _games_rejected_total{reason},
+  // _games_duplicate_total{kind=retry|unexpected}, _games_dropped_total{reason},
+  // _games_store_failed_total and _push_failures_total in `registry` (which
+  // must outlive the pusher) and starts the thread.
   GamePusher(PushFunction push, GamePusherOptions options, metrics::Registry& registry,
              LogFunction log);  // `log` is called with a lock held: it must not call back
   // Stops the thread (after the push in flight returns); what is still
@@ -112,13 +133,26 @@ class GamePusher {
   // The `reason` label for a REJECTED result's reason: one of the replay's
   // fixed labels, or "other".
   static std::string reason_label(const std::string& reason);
+  // Whether a push that failed with `code` was refused for the games it
+  // carries (the same games would be refused again), and the `reason` label
+  // of chessrl_selfplay_games_dropped_total for it ("invalid_argument", ...).
+  static bool refused_for_its_games(grpc::StatusCode code);
+  static std::string code_label(grpc::StatusCode code);
 
  private:
+  struct Buffered {
+    v1::Game game;
+    bool sent = false;  // in a push before: a DUPLICATE for it is that push's
+  };
   void loop();
   // Called with mutex_ held: applies one reply to the front `n` games.
   void apply(const v1::PushGamesRequest& request, const v1::PushGamesReply& reply);
   bool reply_matches(const v1::PushGamesRequest& request, const v1::PushGamesReply& reply) const;
   void on_failure(const std::string& error);
+  // A push of the front `n` games refused for what it carries: halve, or drop the one game.
+  void on_refused(std::size_t n, grpc::StatusCode code, const std::string& error);
+  void end_outage();
+  void append_acked(const std::string& lines, int answered);
   void update_gauge();
 
   PushFunction push_;
@@ -129,13 +163,18 @@ class GamePusher {
   metrics::Counter& pushed_counter_;
   metrics::Counter& shed_counter_;
   metrics::Counter& failures_counter_;
+  metrics::Counter& duplicate_retry_counter_;
+  metrics::Counter& duplicate_unexpected_counter_;
+  metrics::Counter& store_failed_counter_;
   metrics::Registry& registry_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;     // the thread: work, a flush, stop
   std::condition_variable drained_;  // flush(): the buffer emptied
-  std::deque<v1::Game> buffer_;      // oldest first; the first in_flight_ are being sent
+  std::deque<Buffered> buffer_;      // oldest first; the first in_flight_ are being sent
   std::size_t in_flight_ = 0;
+  // Games per push now: batch_games, or less while a refused batch is split.
+  std::size_t batch_limit_ = 0;
   GamePusherStats stats_;
   bool stopping_ = false;
   bool flushing_ = false;
@@ -151,6 +190,8 @@ class GamePusher {
   Clock::time_point shed_logged_at_{};
   std::uint64_t shed_logged_ = 0;
   std::uint64_t rejections_logged_ = 0;
+  std::uint64_t unexpected_logged_ = 0;
+  std::uint64_t store_failed_logged_ = 0;
   std::uint64_t acked_log_failures_ = 0;
   std::thread thread_;
 };

@@ -76,11 +76,13 @@ Result<PlayingModel> model_from_file(const std::string& path,
 }
 
 ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch,
-                             LogFunction log, RefusedFunction on_refused)
+                             LogFunction log, RefusedFunction on_refused,
+                             SkippedFunction on_skipped)
     : options_(std::move(registry)),
       torch_(std::move(torch)),
       log_(std::move(log)),
-      on_refused_(std::move(on_refused)) {
+      on_refused_(std::move(on_refused)),
+      on_skipped_(std::move(on_skipped)) {
   channel_ = rpc::make_channel(options_);
   client_ = std::make_unique<rpc::ModelRegistryClient>(options_, channel_);
   load_thread_ = std::thread([this] { load_loop(); });
@@ -130,6 +132,35 @@ std::vector<std::uint64_t> ModelFollower::refused() const {
   return refused_;
 }
 
+std::vector<std::uint64_t> ModelFollower::skipped() const {
+  std::lock_guard lock(mutex_);
+  return skipped_;
+}
+
+std::string ModelFollower::skip_reason(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::DATA_LOSS:
+      return "data_loss";
+    case grpc::StatusCode::NOT_FOUND:
+      return "not_found";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "too_large";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "invalid";
+    default:
+      return "";  // may pass: UNAVAILABLE, a deadline, a token, INTERNAL, ...
+  }
+}
+
+void ModelFollower::skip(std::uint64_t version, const std::string& reason) {
+  // Only versions above attempted_ are fetched: never downloaded again by this process.
+  attempted_ = std::max(attempted_, version);
+  skipped_.push_back(version);
+  if (on_skipped_) on_skipped_(version, reason);
+}
+
 void ModelFollower::settle() {
   settled_ = true;
   changed_.notify_all();
@@ -177,12 +208,16 @@ void ModelFollower::load_loop() {
 
     auto got = client_->get(version);
     if (!got.ok()) {
-      const bool missing = got.error().find("NOT_FOUND") != std::string::npos;
+      const std::string reason = skip_reason(got.code());
       std::lock_guard lock(mutex_);
-      if (missing) {
-        log_("model version " + std::to_string(version) + " is gone from the registry (" +
-             got.error() + "); skipped");
-        attempted_ = std::max(attempted_, version);
+      if (!reason.empty()) {
+        // Asking again would fail the same way: skipped, like an unusable model.
+        log_("model version " + std::to_string(version) + " cannot be downloaded (" + reason +
+             ": " + got.error() + "); skipped, not fetched again (self-play stays on version " +
+             std::to_string(playing_) + ")");
+        skip(version, reason);
+        if (failing) log_("model registry answers again");
+        failing = false;
       } else {
         backoff = failing ? std::min(backoff * 2, kRetryMax) : kRetryMin;
         if (!failing) {
@@ -215,6 +250,7 @@ void ModelFollower::load_loop() {
            " is unusable, skipped (self-play stays on "
            "version " +
            std::to_string(playing_) + "): " + model.error());
+      skip(version, "unusable");
     } else {
       char timing[64];
       std::snprintf(timing, sizeof timing, " in %.2f s", seconds);

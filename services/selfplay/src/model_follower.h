@@ -6,7 +6,11 @@
 // skipped (self-play stays on the old one); one that check_model() refuses
 // (over --max-model-params, or weights that do not match its header) is
 // refused before anything is allocated, logged once and counted; neither is
-// fetched again. A download that fails is retried with backoff. Thread-safe.
+// fetched again. A download that fails for good (NOT_FOUND, DATA_LOSS: the
+// registry's copy or the bytes received do not match their CRC, a model over
+// the client's size limit, INVALID_ARGUMENT, ...) skips that version the same
+// way; one that may pass (UNAVAILABLE, a deadline, a token refused, INTERNAL)
+// is retried with backoff. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -65,6 +69,9 @@ class ModelFollower {
   using LogFunction = std::function<void(const std::string&)>;
   // Called (on the loader thread) once per version check_model() refused.
   using RefusedFunction = std::function<void(std::uint64_t version)>;
+  // Called (on the loader thread) once per version skipped for another reason
+  // (see skip_reason()), with that reason.
+  using SkippedFunction = std::function<void(std::uint64_t version, const std::string& reason)>;
   struct Pending {
     PlayingModel model;
     Clock::time_point ready_at;  // when ready() was raised
@@ -73,7 +80,7 @@ class ModelFollower {
   // Starts the threads: the first thing the loader does is ask for the
   // latest version once.
   ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch, LogFunction log,
-                RefusedFunction on_refused = {});
+                RefusedFunction on_refused = {}, SkippedFunction on_skipped = {});
   ~ModelFollower();  // stops and joins the threads (a download in flight ends first)
   ModelFollower(const ModelFollower&) = delete;
   ModelFollower& operator=(const ModelFollower&) = delete;
@@ -88,15 +95,22 @@ class ModelFollower {
   std::optional<Pending> take();
   // The versions refused so far, in order.
   std::vector<std::uint64_t> refused() const;
+  // The versions skipped (not downloadable for good, or unusable) so far, in order.
+  std::vector<std::uint64_t> skipped() const;
+  // The label a download failure with `code` is skipped under ("data_loss",
+  // "not_found", "too_large", "invalid"), or "" when it may pass and is retried.
+  static std::string skip_reason(grpc::StatusCode code);
 
  private:
   void load_loop();
   void settle();
+  void skip(std::uint64_t version, const std::string& reason);  // mutex_ held
 
   rpc::ClientOptions options_;
   nn::TorchBackendOptions torch_;
   LogFunction log_;
   RefusedFunction on_refused_;
+  SkippedFunction on_skipped_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<rpc::ModelRegistryClient> client_;
 
@@ -108,6 +122,7 @@ class ModelFollower {
   std::uint64_t attempted_ = 0;  // the newest version loaded or found bad
   std::uint64_t playing_ = 0;
   std::vector<std::uint64_t> refused_;
+  std::vector<std::uint64_t> skipped_;
   std::optional<Pending> pending_;
   bool settled_ = false;
   std::thread watch_thread_, load_thread_;

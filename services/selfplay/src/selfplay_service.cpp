@@ -27,6 +27,12 @@ namespace chessrl::selfplay_service {
 
 namespace {
 
+constexpr const char* kModelsSkippedName = "chessrl_selfplay_models_skipped_total";
+constexpr const char* kModelsSkippedHelp =
+    "Model versions skipped and never fetched again: not downloadable for good (data_loss: CRC "
+    "mismatch or corrupt in the registry, not_found, too_large, invalid) or unusable (does not "
+    "parse or build)";
+
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -58,12 +64,14 @@ PushFunction replay_push(const Settings& s) {
   options.backoff_max = std::chrono::milliseconds(1000);
   auto channel = reconnecting_channel(options);
   return [options, channel](const v1::PushGamesRequest& request,
-                            Clock::time_point deadline) -> Result<v1::PushGamesReply> {
+                            Clock::time_point deadline) -> rpc::RpcResult<v1::PushGamesReply> {
     rpc::ClientOptions call = options;
     if (deadline != Clock::time_point::max()) {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return fail("no time left to push");
+      if (left.count() <= 0) {
+        return rpc::RpcFailure{"no time left to push", grpc::StatusCode::DEADLINE_EXCEEDED};
+      }
       call.attempts = 1;
       call.deadline = std::min(call.deadline, left);
     }
@@ -297,9 +305,15 @@ int SelfplayService::run() {
     registry_options.security = s.security;
     registry_options.attempts = 3;
     log("following the model registry at " + s.registry);
+    for (const char* reason : {"data_loss", "not_found", "too_large", "invalid", "unusable"}) {
+      registry.counter(kModelsSkippedName, kModelsSkippedHelp, {{"reason", reason}});
+    }
     follower = std::make_unique<ModelFollower>(
         registry_options, s.torch, log_fn,
-        [&metrics](std::uint64_t) { metrics.models_refused.inc(); });
+        [&metrics](std::uint64_t) { metrics.models_refused.inc(); },
+        [&registry](std::uint64_t, const std::string& reason) {
+          registry.counter(kModelsSkippedName, kModelsSkippedHelp, {{"reason", reason}}).inc();
+        });
     follower->wait_settled(std::chrono::seconds(s.rpc_deadline_s) + std::chrono::seconds(5));
     if (auto pending = follower->take()) model = std::move(pending->model);
   }
@@ -410,7 +424,12 @@ int SelfplayService::run() {
   log("done: " + std::to_string(totals.games.load()) + " games played, " +
       std::to_string(stats.pushed()) + " pushed, " + std::to_string(stats.rejected) +
       " rejected, " + std::to_string(stats.shed) + " shed, " + std::to_string(left) +
-      " could not be pushed" + (left > 0 ? " (lost)" : ""));
+      " could not be pushed" + (left > 0 ? " (lost)" : "") +
+      (stats.dropped > 0 ? ", " + std::to_string(stats.dropped) + " refused alone (dropped)" : "") +
+      (stats.unexpected_duplicates > 0
+           ? ", " + std::to_string(stats.unexpected_duplicates) +
+                 " answered DUPLICATE though never pushed before (not stored)"
+           : ""));
   return code;
 }
 

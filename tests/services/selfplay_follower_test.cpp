@@ -1,0 +1,163 @@
+// Self-play's ModelFollower against an in-process model registry (the replay
+// service on in-memory stores) whose copy of one version is damaged (its bytes
+// do not match the CRC the registry names: the client fails the download with
+// DATA_LOSS): the version is skipped at once, logged, counted by reason and
+// never downloaded again, self-play stays on the model playing, and the next
+// good version is taken up. Before, the damaged version was downloaded again
+// and again with backoff while it was the newest.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chessrl/metrics/registry.h"
+#include "chessrl/nn/checkpoint.h"
+#include "chessrl/nn/torch_network.h"
+#include "chessrl/replay/memory_store.h"
+#include "chessrl/rpc/clients.h"
+#include "model_follower.h"
+#include "replay_server.h"
+#include "service_test_util.h"
+
+namespace chessrl {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string tiny_model(std::uint64_t version) {
+  nn::Network network = nn::make_network({1, 8}, version);
+  nn::ModelInfo info;
+  info.version = static_cast<std::int64_t>(version);
+  return nn::serialize_checkpoint(nn::to_checkpoint(network, info));
+}
+
+template <class Condition>
+bool eventually(Condition condition, std::chrono::milliseconds timeout = 20s) {
+  const auto deadline = Clock::now() + timeout;
+  while (!condition()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+class ModelFollowerTest : public ::testing::Test {
+ protected:
+  ModelFollowerTest() : games_(1000) {
+    server_ = std::make_unique<replay_service::ReplayServer>(games_, models_, server_metrics_,
+                                                             testing::fast_server_options());
+    client_ =
+        std::make_unique<rpc::ModelRegistryClient>(testing::single_try_client(server_->port()));
+  }
+
+  void publish(std::uint64_t version) {
+    v1::ModelInfo info;
+    info.set_version(version);
+    info.set_step(version * 100);
+    auto published = client_->publish(info, tiny_model(version));
+    ASSERT_TRUE(published.ok()) << published.error();
+  }
+  // Straight into the store, as a damaged copy: the CRC it names is not its bytes'.
+  void publish_damaged(std::uint64_t version) {
+    const std::string blob = tiny_model(version);
+    replay::ModelMeta meta;
+    meta.version = version;
+    meta.step = version * 100;
+    meta.size_bytes = blob.size();
+    meta.crc32 = rpc::blob_crc32(blob) ^ 1u;
+    auto published = models_.publish(meta, blob);
+    ASSERT_TRUE(published.ok()) << published.error();
+  }
+  // GetModel calls the registry answered (it sends the bytes; the client checks them).
+  double downloads() const {
+    const std::string text = server_metrics_.serialize();
+    const std::string key = "chessrl_replay_rpc_requests_total{code=\"OK\",method=\"GetModel\"} ";
+    const auto at = text.find(key);
+    return at == std::string::npos ? 0 : std::atof(text.c_str() + at + key.size());
+  }
+  void log(const std::string& line) {
+    std::lock_guard lock(log_mutex_);
+    log_ += line + "\n";
+  }
+  std::string logged() {
+    std::lock_guard lock(log_mutex_);
+    return log_;
+  }
+
+  replay::MemoryReplayStore games_;
+  replay::MemoryModelStore models_;
+  metrics::Registry server_metrics_;
+  std::unique_ptr<replay_service::ReplayServer> server_;
+  std::unique_ptr<rpc::ModelRegistryClient> client_;
+  std::mutex log_mutex_;
+  std::string log_;
+};
+
+TEST_F(ModelFollowerTest, ADamagedVersionIsSkippedOnceAndTheNextGoodOneTakenUp) {
+  publish(1);
+  std::mutex skipped_mutex;
+  std::map<std::string, int> skipped_by_reason;
+  nn::TorchBackendOptions torch;
+  torch.threads = 1;
+  selfplay_service::ModelFollower follower(
+      testing::single_try_client(server_->port()), torch,
+      [this](const std::string& line) { log(line); }, {},
+      [&](std::uint64_t, const std::string& reason) {
+        std::lock_guard lock(skipped_mutex);
+        ++skipped_by_reason[reason];
+      });
+  follower.wait_settled(20s);
+  auto first = follower.take();
+  ASSERT_TRUE(first.has_value()) << logged();
+  EXPECT_EQ(first->model.version, 1u);
+
+  publish_damaged(2);
+  ASSERT_TRUE(eventually([&] {
+    return logged().find("model version 2 cannot be downloaded") != std::string::npos;
+  })) << logged();
+  EXPECT_NE(logged().find("skipped, not fetched again (self-play stays on version 1)"),
+            std::string::npos)
+      << logged();
+  EXPECT_NE(logged().find("(data_loss: GetModel: crc32 mismatch"), std::string::npos) << logged();
+  EXPECT_EQ(follower.skipped(), std::vector<std::uint64_t>{2});
+  {
+    std::lock_guard lock(skipped_mutex);
+    EXPECT_EQ(skipped_by_reason, (std::map<std::string, int>{{"data_loss", 1}}));
+  }
+  EXPECT_FALSE(follower.take().has_value()) << "self-play must stay on version 1";
+  // Not downloaded again while it is the newest (the old backoff retried after 0.5 s).
+  std::this_thread::sleep_for(1200ms);
+  EXPECT_EQ(downloads(), 2.0) << "versions 1 and 2, once each\n" << logged();
+
+  publish(3);
+  std::optional<selfplay_service::ModelFollower::Pending> third;
+  ASSERT_TRUE(eventually([&] { return (third = follower.take()).has_value(); })) << logged();
+  EXPECT_EQ(third->model.version, 3u);
+  EXPECT_EQ(downloads(), 3.0) << logged();
+  EXPECT_TRUE(follower.refused().empty());
+}
+
+// The codes a version is skipped for, and those retried.
+TEST(ModelFollowerSkip, PermanentCodesSkipAndTransientOnesRetry) {
+  using selfplay_service::ModelFollower;
+  EXPECT_EQ(ModelFollower::skip_reason(grpc::StatusCode::DATA_LOSS), "data_loss");
+  EXPECT_EQ(ModelFollower::skip_reason(grpc::StatusCode::NOT_FOUND), "not_found");
+  EXPECT_EQ(ModelFollower::skip_reason(grpc::StatusCode::RESOURCE_EXHAUSTED), "too_large");
+  EXPECT_EQ(ModelFollower::skip_reason(grpc::StatusCode::INVALID_ARGUMENT), "invalid");
+  for (const auto code : {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::DEADLINE_EXCEEDED,
+                          grpc::StatusCode::UNAUTHENTICATED, grpc::StatusCode::PERMISSION_DENIED,
+                          grpc::StatusCode::INTERNAL}) {
+    EXPECT_EQ(ModelFollower::skip_reason(code), "") << static_cast<int>(code);
+  }
+}
+
+}  // namespace
+}  // namespace chessrl
