@@ -4,6 +4,7 @@
 // stopped instead, and nothing is restarted once stop_all() began.
 #include "local_supervisor.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <filesystem>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "chessrl/metrics/registry.h"
 
@@ -81,7 +80,8 @@ TEST_F(SupervisorTest, AKilledChildIsRestartedAndCounted) {
 
 TEST_F(SupervisorTest, ACrashLoopStopsTheRunWithTheEndOfTheLog) {
   Supervisor s(fast(), registry_);
-  ASSERT_TRUE(s.launch(sh("broken", "echo 'cannot start: no such option --frobnicate'; exit 3")).ok());
+  ASSERT_TRUE(
+      s.launch(sh("broken", "echo 'cannot start: no such option --frobnicate'; exit 3")).ok());
   const auto start = std::chrono::steady_clock::now();
   const auto polled = poll_until(s, [](const Supervisor::Poll& p) { return bool(p.stop_reason); });
   const auto took = std::chrono::steady_clock::now() - start;
@@ -124,7 +124,8 @@ TEST_F(SupervisorTest, NothingIsRestartedOnceStopping) {
 
 TEST_F(SupervisorTest, AChildThatCannotStartIsAnError) {
   Supervisor s(fast(), registry_);
-  auto started = s.launch(ChildSpec{"ghost", {"/nonexistent/program"}, {}, (dir_ / "g.log").string()});
+  auto started =
+      s.launch(ChildSpec{"ghost", {"/nonexistent/program"}, {}, (dir_ / "g.log").string()});
   ASSERT_FALSE(started.ok());
   EXPECT_NE(started.error().find("/nonexistent/program"), std::string::npos) << started.error();
 }

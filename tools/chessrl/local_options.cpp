@@ -26,22 +26,22 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   cmd.add_option("--max-plies", o.max_plies,
-                  "Plies after which a self-play game ends (a draw, or won on material)")
+                 "Plies after which a self-play game ends (a draw, or won on material)")
       ->check(CLI::Range(10, 2000))
       ->capture_default_str();
   cmd.add_option("--adjudicate-material", o.adjudicate_material,
-                  "At --max-plies, a side this many pawns ahead wins the self-play game (0: a "
-                  "draw)")
+                 "At --max-plies, a side this many pawns ahead wins the self-play game (0: a "
+                 "draw)")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd.add_option("--final-temperature", o.final_temperature,
-                  "Self-play move temperature after the first 30 plies (0: the most visited "
-                  "move)")
+                 "Self-play move temperature after the first 30 plies (0: the most visited "
+                 "move)")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   cmd.add_option("--value-q-ratio", o.value_q_ratio,
-                  "Share of the search's root value in the trainer's value target (0: the game "
-                  "result alone)")
+                 "Share of the search's root value in the trainer's value target (0: the game "
+                 "result alone)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd.add_option("--window", o.window, "Replay window (positions)")->capture_default_str();
@@ -61,7 +61,7 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
   cmd.add_option("--min-window", o.min_window, "Positions stored before training starts")
       ->capture_default_str();
   cmd.add_option("--max-reuse", o.max_reuse,
-                  "Training pauses while samples trained / positions stored exceeds this")
+                 "Training pauses while samples trained / positions stored exceeds this")
       ->capture_default_str();
   cmd.add_option("--eval-visits", o.eval_visits, "Evaluator visits per move")
       ->check(CLI::Range(1, 100000))
@@ -74,11 +74,11 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
       ->capture_default_str();
   cmd.add_option("--anchors", o.anchors, "Fixed anchors (random, greedy)")->capture_default_str();
   cmd.add_option("--engine", o.engines,
-                  "A UCI engine anchor, e.g. \"uci:stockfish;Skill Level=0;movetime=50\" "
-                  "(repeatable)");
+                 "A UCI engine anchor, e.g. \"uci:stockfish;Skill Level=0;movetime=50\" "
+                 "(repeatable)");
   cmd.add_option("--selfplay-args", o.selfplay_args,
-                  "More chessrl-selfplay options, e.g. \"--temperature-plies 20\" (none that "
-                  "chessrl local sets itself)");
+                 "More chessrl-selfplay options, e.g. \"--temperature-plies 20\" (none that "
+                 "chessrl local sets itself)");
   cmd.add_option("--trainer-args", o.trainer_args, "More chessrl-trainer options");
   cmd.add_option("--evaluator-args", o.evaluator_args, "More chessrl-evaluator options");
   cmd.add_option("--duration", o.duration, "Stop after this many seconds (0: at Ctrl-C)")
@@ -89,12 +89,12 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
       ->capture_default_str();
   cmd.add_flag("--quiet", o.quiet, "Only the status line");
   cmd.add_flag("--no-auth", o.no_auth,
-                "no bearer tokens on the replay service (by default each process gets its "
-                "role's token from run/auth)");
+               "no bearer tokens on the replay service (by default each process gets its "
+               "role's token from run/auth)");
   cmd.add_flag("--no-prometheus", o.no_prometheus,
-                "Start no Prometheus (by default one scrapes every child, data under --dir)");
+               "Start no Prometheus (by default one scrapes every child, data under --dir)");
   cmd.add_option("--prometheus-rules", o.prometheus_rules,
-                  "Recording rules and alerts for that Prometheus")
+                 "Recording rules and alerts for that Prometheus")
       ->capture_default_str();
 }
 

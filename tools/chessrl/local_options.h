@@ -1,11 +1,10 @@
 // The options of `chessrl local`: what it starts and with which settings.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "local_defaults.h"
 

@@ -100,13 +100,12 @@ void Supervisor::on_exit(Supervised& s, Clock::time_point now, const std::string
                        ":\n" + (s.process ? last_start(s.process->log_tail(20)) : std::string());
     return;
   }
-  s.backoff = s.backoff.count() == 0 ? policy_.first_backoff
-                                     : std::min(s.backoff * 2, policy_.max_backoff);
+  s.backoff =
+      s.backoff.count() == 0 ? policy_.first_backoff : std::min(s.backoff * 2, policy_.max_backoff);
   s.waiting = true;
   s.restart_at = now + s.backoff;
-  const std::string happened = status.rfind("could not start", 0) == 0
-                                   ? status
-                                   : "stopped unexpectedly (" + status + ")";
+  const std::string happened =
+      status.rfind("could not start", 0) == 0 ? status : "stopped unexpectedly (" + status + ")";
   std::fprintf(stderr, "\nchessrl local: %s %s; restarting it in %s (log %s)\n",
                s.spec.name.c_str(), happened.c_str(), seconds_text(s.backoff).c_str(),
                s.spec.log_path.c_str());
@@ -158,7 +157,7 @@ void Supervisor::stop_all() {
   stop_group("replay", std::chrono::seconds(20));
   stop_group("redis", std::chrono::seconds(20));
   stop_group("prometheus", std::chrono::seconds(20));  // last: it saw everything stop
-  stop_group("", std::chrono::seconds(20));  // any other
+  stop_group("", std::chrono::seconds(20));            // any other
   for (auto& s : children_) s->up->set(0);
 }
 

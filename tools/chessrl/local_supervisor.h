@@ -26,7 +26,7 @@ struct RestartPolicy {
   std::chrono::milliseconds first_backoff{1000};
   std::chrono::milliseconds max_backoff{30000};
   std::chrono::milliseconds healthy_after{60000};  // a run this long resets the backoff
-  int max_crashes = 5;                              // exits within crash_window that stop the run
+  int max_crashes = 5;                             // exits within crash_window that stop the run
   std::chrono::milliseconds crash_window{std::chrono::minutes(10)};
 };
 
