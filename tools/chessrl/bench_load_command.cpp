@@ -27,6 +27,7 @@
 
 #include "bench_util.h"
 #include "chessrl/core/error.h"
+#include "chessrl/core/subprocess.h"
 #include "chessrl/replay/redis_server.h"
 #include "chessrl/replay/synthetic_game.h"
 #include "chessrl/rpc/clients.h"
@@ -204,10 +205,12 @@ ThreadRecord draw_samples(const LoadOptions& o, const rpc::ClientOptions& client
   return out;
 }
 
-// Walks the window inside Redis: {positions missing, markers missing, entries...}.
+// Walks window entries [ARGV[2], ARGV[3]] inside Redis: {positions missing,
+// markers missing, ids...}. In slices, so no call holds Redis (or redis-cli's
+// 10 s wait for an answer) long.
 constexpr const char* kCheckScript = R"lua(
 local prefix = ARGV[1]
-local window = redis.call('LRANGE', prefix .. ':window', 0, -1)
+local window = redis.call('LRANGE', prefix .. ':window', tonumber(ARGV[2]), tonumber(ARGV[3]))
 local missing_positions, missing_markers = 0, 0
 local out = {0, 0}
 for _, entry in ipairs(window) do
@@ -228,12 +231,35 @@ void check_against_redis(const replay::RedisServer& redis, bool sabotage, RunRes
     const std::string last = redis.cli({"LINDEX", "chessrl:window", "-1"});
     redis.cli({"RPUSH", "chessrl:window", last});
   }
-  const std::string text = redis.cli({"EVAL", kCheckScript, "0", "chessrl"});
-  std::istringstream lines(text);
-  std::string line;
-  std::vector<std::string> ids;
-  while (std::getline(lines, line)) ids.push_back(line);
-  if (ids.size() < 2) throw Error("bench load: the window check script answered: " + text);
+  constexpr long kSlice = 2000;
+  std::vector<std::string> ids = {"0", "0"};
+  for (long first = 0;; first += kSlice) {
+    const std::string text = redis.cli({"EVAL", kCheckScript, "0", "chessrl", std::to_string(first),
+                                        std::to_string(first + kSlice - 1)});
+    std::istringstream lines(text);
+    std::string line;
+    std::vector<std::string> slice;
+    while (std::getline(lines, line)) slice.push_back(line);
+    if (slice.size() < 2) {
+      ids.clear();
+      break;
+    }
+    ids[0] = std::to_string(std::stoull(ids[0]) + std::stoull(slice[0]));
+    ids[1] = std::to_string(std::stoull(ids[1]) + std::stoull(slice[1]));
+    ids.insert(ids.end(), slice.begin() + 2, slice.end());
+    if (static_cast<long>(slice.size()) - 2 < kSlice) break;
+  }
+  if (ids.size() < 2) {
+    std::ifstream log(redis.dir() + "/redis.log");
+    std::string tail, l;
+    std::vector<std::string> last;
+    while (std::getline(log, l)) {
+      last.push_back(l);
+      if (last.size() > 15) last.erase(last.begin());
+    }
+    for (const auto& x : last) tail += x + "\n";
+    throw Error("bench load: the window check script did not answer; redis.log ends:\n" + tail);
+  }
   r.missing_positions = std::stoull(ids[0]);
   r.missing_markers = std::stoull(ids[1]);
   std::unordered_map<std::string, int> in_window;
@@ -271,6 +297,36 @@ std::string redis_used_memory(const replay::RedisServer& redis) {
       return value;
     }
   return "?";
+}
+
+// Starts redis-server again from `redis`'s redis.conf (same port, same directory,
+// so it loads its AOF) after redis.kill(), and waits until it answers PING: as
+// long as loading the AOF takes, up to `patience` (RedisServer::restart gives up
+// after 10 s, too short for a large AOF on a loaded machine).
+std::unique_ptr<Child> restart_redis(const replay::RedisServer& redis, std::chrono::seconds patience) {
+  auto program = find_program("redis-server");
+  if (!program) throw Error("bench load: redis-server not found");
+  ChildSpec spec;
+  spec.name = "redis";
+  spec.argv = {*program, redis.dir() + "/redis.conf"};
+  spec.log_path = redis.dir() + "/restart.log";
+  auto child = Child::start(spec).value_or_throw();
+  const auto deadline = Clock::now() + patience;
+  std::string answer;
+  while (Clock::now() < deadline) {
+    if (child->exited())
+      throw Error("bench load: redis-server exited at restart (" + child->status() + "):\n" +
+                  child->log_tail(10));
+    try {
+      answer = redis.cli({"PING"});
+      if (answer == "PONG") return child;
+    } catch (const Error& e) {
+      answer = e.what();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw Error("bench load: redis-server did not answer PING within " +
+              std::to_string(patience.count()) + " s of its restart (last answer: " + answer + ")");
 }
 
 RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::Game>& pool) {
@@ -331,22 +387,31 @@ RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   };
-  if (kill_redis) {
-    sleep_until(o.seconds / 3);
-    redis->kill();
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.down_seconds));
-    redis->restart();
+  const auto stop_threads = [&](double drain_seconds) {
+    drain_until = (Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(drain_seconds)))
+                      .time_since_epoch()
+                      .count();
+    stop = true;
+    stop_sampling = true;
+    for (auto& t : threads) t.join();
+    for (auto& t : sampler_threads) t.join();
+  };
+  std::unique_ptr<Child> restarted;  // destroyed (killed) before `redis` removes its directory
+  try {
+    if (kill_redis) {
+      sleep_until(o.seconds / 3);
+      redis->kill();
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.down_seconds));
+      restarted = restart_redis(*redis, std::chrono::seconds(120));
+    }
+    sleep_until(o.seconds);
+  } catch (...) {
+    stop_threads(0);
+    throw;
   }
-  sleep_until(o.seconds);
   r.seconds = seconds_since(start);
-  drain_until = (Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(o.drain_seconds)))
-                    .time_since_epoch()
-                    .count();
-  stop = true;
-  stop_sampling = true;
-  for (auto& t : threads) t.join();
-  for (auto& t : sampler_threads) t.join();
+  stop_threads(o.drain_seconds);
   progress.clear();
   for (auto& p : producers) merge(r.push, std::move(p));
   for (auto& s : samplers) merge(r.sample, std::move(s));
