@@ -2,6 +2,7 @@
 #   make run    the whole loop on this machine (chessrl local): Ctrl-C stops, a rerun resumes
 #   make test   install dependencies, configure, build, run every test
 #   make fuzz   build the libFuzzer targets (clang, build/fuzz) and run each FUZZ_SECONDS
+#   make tsan   the concurrent suites under ThreadSanitizer (build/tsan)
 PRESET ?= dev
 JOBS   ?= $(shell nproc)
 BUILD  := build/$(PRESET)
@@ -9,7 +10,7 @@ CHESSRL := $(BUILD)/tools/chessrl/chessrl
 RUN_DIR ?= run
 RUN_ARGS ?=
 
-.PHONY: all deps configure build test unit e2e fuzz run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images images-smoke deploy-test
+.PHONY: all deps configure build test unit e2e fuzz tsan run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images images-smoke deploy-test
 
 all: build
 
@@ -37,6 +38,15 @@ e2e: build
 fuzz:
 	@scripts/install-deps.sh
 	@scripts/fuzz.sh
+
+# The concurrent suites (BatchEvaluator, GameRunner, the replay service, the self-play
+# pusher, the trainer's replay source and prefetch) under ThreadSanitizer: the tsan
+# preset builds only them (target tsan_suites) and runs the tests labelled tsan.
+# Any report fails its test; tests/tsan.supp lists the few from third-party code.
+tsan: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan -j $(JOBS)
+	@ctest --preset tsan -j $(JOBS)
 
 run: build
 	@$(CHESSRL) local --dir $(RUN_DIR) $(RUN_ARGS)

@@ -28,6 +28,19 @@ if(CHESSRL_SANITIZE)
   target_link_options(chessrl_options INTERFACE -fsanitize=address,undefined)
 endif()
 
+# ThreadSanitizer (the tsan preset, `make tsan`, docs/testing.md): our code is
+# instrumented; gRPC, protobuf, hiredis and LibTorch are the system's and are not
+# (tests/tsan.supp names the few reports from inside them). Not with CHESSRL_SANITIZE:
+# TSan and ASan cannot share a process.
+option(CHESSRL_SANITIZE_THREAD "Build with ThreadSanitizer" OFF)
+if(CHESSRL_SANITIZE_THREAD)
+  if(CHESSRL_SANITIZE)
+    message(FATAL_ERROR "CHESSRL_SANITIZE_THREAD and CHESSRL_SANITIZE cannot both be ON")
+  endif()
+  target_compile_options(chessrl_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(chessrl_options INTERFACE -fsanitize=thread)
+endif()
+
 # chessrl_add_library(<name> [DEPS ...]): one static library per libs/<name>
 # folder with a chessrl::<name> alias; sources are the .cpp files under src/.
 function(chessrl_add_library name)
