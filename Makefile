@@ -39,10 +39,11 @@ fuzz:
 	@scripts/install-deps.sh
 	@scripts/fuzz.sh
 
-# The concurrent suites (BatchEvaluator, GameRunner, the replay service, the self-play
-# pusher, the trainer's replay source and prefetch) under ThreadSanitizer: the tsan
-# preset builds only them (target tsan_suites) and runs the tests labelled tsan.
-# Any report fails its test; tests/tsan.supp lists the few from third-party code.
+# The concurrent suites (BatchEvaluator, GameRunner, the self-play push buffer and
+# pusher; tests/CMakeLists.txt says why not the gRPC and LibTorch ones) under
+# ThreadSanitizer: the tsan preset builds only them (target tsan_suites) and runs the
+# tests labelled tsan. Any report fails its test; tests/tsan.supp lists the few from
+# third-party code.
 tsan: deps
 	@cmake --preset tsan >/dev/null
 	@cmake --build --preset tsan -j $(JOBS)
