@@ -183,7 +183,10 @@ def main():
         # is in Redis's window (nothing was evicted: it holds every game stored).
         with open(os.path.join(run.dir, "stats", "selfplay-0.acked")) as f:
             acked = [line.split() for line in f if line.strip()]
-        kept = {line[0] for line in acked if line[1] in ("stored", "duplicate")}
+        # "<id> stored", "<id> duplicate" (a retry of a stored game); not
+        # "<id> duplicate unexpected" (the id was taken) nor "<id> rejected ...".
+        kept = {line[0] for line in acked
+                if line[1:] == ["stored"] or line[1:] == ["duplicate"]}
         window = run.redis("LRANGE", "chessrl:window", "0", "-1")
         if window is None:
             fail("cannot read chessrl:window from Redis")
