@@ -315,17 +315,33 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// The port chessrl-replay says it serves on. Started with --listen
+// 127.0.0.1:0, it binds a port the kernel picks: no window in which another
+// process could take a number picked before (bind, close, reuse).
+int served_port(const std::string& log) {
+  const std::string key = "serving gRPC on port ";
+  for (int i = 0; i < 200; ++i) {
+    const std::string text = slurp(log);
+    if (const auto at = text.find(key); at != std::string::npos) {
+      return std::atoi(text.c_str() + at + key.size());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
 TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {
-  const int port = replay::free_port();
   const std::string config = redis_->dir() + "/replay.yaml";
   std::ofstream(config) << "redis:\n  host: 127.0.0.1\n  port: " << redis_->port()
                         << "\nwindow-positions: 900000\nmetrics-listen: 127.0.0.1:0\n";
   ::setenv("CHESSRL_REDIS_PASSWORD", redis_->password().c_str(), 1);
   const std::string log = redis_->dir() + "/replay.log";
-  Child child = spawn({CHESSRL_REPLAY_BINARY, "--config", config, "--listen",
-                       "127.0.0.1:" + std::to_string(port), "--shutdown-grace", "5"},
+  Child child = spawn({CHESSRL_REPLAY_BINARY, "--config", config, "--listen", "127.0.0.1:0",
+                       "--shutdown-grace", "5"},
                       log);
   ::unsetenv("CHESSRL_REDIS_PASSWORD");
+  const int port = served_port(log);
+  ASSERT_NE(port, 0) << slurp(log);
   bool serving = false;
   for (int i = 0; i < 200 && !serving; ++i) {
     serving = testing::health(port) == grpc::health::v1::HealthCheckResponse::SERVING;
@@ -436,12 +452,13 @@ TEST_F(ReplayRedisTest, BinaryReadsThePasswordFromAFileAndNoCommandLineHoldsIt) 
   auto redis = RedisServer::start(redis_options);
   const std::string password_file = redis->dir() + "/password";
   ASSERT_TRUE(write_private_file(password_file, redis_options.password + "\n").ok());
-  const int port = replay::free_port();
   const std::string log = redis->dir() + "/replay.log";
-  Child child = spawn({CHESSRL_REPLAY_BINARY, "--listen", "127.0.0.1:" + std::to_string(port),
-                       "--metrics-listen", "off", "--redis-port", std::to_string(redis->port()),
-                       "--redis-password-file", password_file},
+  Child child = spawn({CHESSRL_REPLAY_BINARY, "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+                       "--redis-port", std::to_string(redis->port()), "--redis-password-file",
+                       password_file},
                       log);
+  const int port = served_port(log);
+  ASSERT_NE(port, 0) << slurp(log);
   bool serving = false;
   for (int i = 0; i < 200 && !serving; ++i) {
     serving = testing::health(port) == grpc::health::v1::HealthCheckResponse::SERVING;
