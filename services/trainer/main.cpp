@@ -188,8 +188,9 @@ void add_options(CLI::App& app, Settings& s) {
                  "rendezvous host when MASTER_ADDR is not set")
       ->capture_default_str();
   app.add_option("--master-port", s.distributed.master_port,
-                 "rendezvous port when MASTER_PORT is not set")
-      ->check(CLI::Range(1, 65535))
+                 "rendezvous port when MASTER_PORT is not set; 0 (rank 0 only): a port the "
+                 "kernel picks, logged as 'rendezvous: listening on port N'")
+      ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   app.add_option("--rendezvous-timeout", s.rendezvous_timeout_s,
                  "seconds to wait for every rank to join")

@@ -4,8 +4,6 @@
 // stop (two ranks as threads over Gloo on loopback), and a restarted rank
 // meeting the keys of a group already formed.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -19,6 +17,7 @@
 #include "chessrl/nn/model_limits.h"
 #include "chessrl/nn/torch_network.h"
 #include "chessrl/train/trainer.h"
+#include "listening_port.h"
 #include "process_group.h"
 #include "publisher.h"
 #include "records.h"
@@ -297,18 +296,6 @@ TEST(TrainerFaults, ACorruptLatestCheckpointFallsBackToThePreviousOne) {
   EXPECT_TRUE(third.has("written by 2 rank(s) and resumes with 1")) << third.all();
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 DistributedConfig rank_config(int rank, int port, int timeout_s = 20) {
   DistributedConfig d;
   d.rank = rank;
@@ -359,7 +346,7 @@ class WatchedSource : public ExampleSource {
 // step: rank 0 still leaves a checkpoint at the last step both finished.
 TEST(TrainerFaults, ARankLeavingMidStepStillLeavesRankZerosCheckpoint) {
   TempDir dir("leave");
-  const int port = free_port();
+  ListeningPort port;
   TrainerOptions o = tiny();
   o.checkpoint_dir = dir.path.string();
   o.checkpoint_every = 1000;
@@ -375,8 +362,8 @@ TEST(TrainerFaults, ARankLeavingMidStepStillLeavesRankZerosCheckpoint) {
   DryingSource source1(6);
   Lines cb0, cb1;
   auto rank1 = std::async(std::launch::async,
-                          [&] { return train(o, rank_config(1, port), source1, cb1, stop1); });
-  auto r0 = train(o, rank_config(0, port), source0, cb0, stop0);
+                          [&] { return train(o, rank_config(1, port.get()), source1, cb1, stop1); });
+  auto r0 = train(o, port.rank0(rank_config(0, 0)), source0, cb0, stop0);
   auto r1 = rank1.get();
   ASSERT_TRUE(r1.ok()) << r1.error() << cb1.all();
   EXPECT_EQ(r1->end_step, 6);
@@ -391,11 +378,11 @@ TEST(TrainerFaults, ARankLeavingMidStepStillLeavesRankZerosCheckpoint) {
 // group it formed never reads them: it waits for a new generation and its
 // rendezvous times out naming that, instead of joining a stale group.
 TEST(Rendezvous, ARestartedRankNeverReadsTheKeysOfAGroupAlreadyFormed) {
-  const int port = free_port();
+  ListeningPort port;
   auto first1 = std::async(std::launch::async, [&] {
-    return join_group(rank_config(1, port), false, [](const std::string&) {});
+    return join_group(rank_config(1, port.get()), false, [](const std::string&) {});
   });
-  auto g0 = join_group(rank_config(0, port), false, [](const std::string&) {});
+  auto g0 = join_group(port.rank0(rank_config(0, 0)), false, [](const std::string&) {});
   ASSERT_TRUE(g0.ok()) << g0.error();
   auto g1 = first1.get();
   ASSERT_TRUE(g1.ok()) << g1.error();
@@ -403,7 +390,7 @@ TEST(Rendezvous, ARestartedRankNeverReadsTheKeysOfAGroupAlreadyFormed) {
   std::vector<std::string> lines;
   const auto start = std::chrono::steady_clock::now();
   auto again =
-      join_group(rank_config(1, port, 3), false, [&](const std::string& l) { lines.push_back(l); });
+      join_group(rank_config(1, port.get(), 3), false, [&](const std::string& l) { lines.push_back(l); });
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().find("already formed"), std::string::npos) << again.error();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);

@@ -60,6 +60,28 @@ TEST(Distributed, BadValuesAreNamed) {
   expect_error({{"WORLD_SIZE", "3"}}, "chess-rl-trainer-7", "hostname 'chess-rl-trainer-7'");
 }
 
+TEST(Distributed, MasterPortZeroIsForRankZeroOnly) {
+  // Rank 0 binds a port the kernel picks.
+  auto d = distributed_from_env({}, env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"},
+                                           {"MASTER_PORT", "0"}}), "h");
+  ASSERT_TRUE(d.ok()) << d.error();
+  EXPECT_EQ(d->master_port, 0);
+  // Any other rank must be told rank 0's port, whether by MASTER_PORT ...
+  auto one = distributed_from_env({}, env_of({{"RANK", "1"}, {"WORLD_SIZE", "2"},
+                                             {"MASTER_PORT", "0"}}), "h");
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.error().find("MASTER_PORT=0"), std::string::npos) << one.error();
+  EXPECT_NE(one.error().find("rank 0 only"), std::string::npos) << one.error();
+  // ... or by --master-port (`base`).
+  DistributedConfig base;
+  base.master_port = 0;
+  auto flag = distributed_from_env(base, env_of({{"RANK", "1"}, {"WORLD_SIZE", "2"}}), "h");
+  ASSERT_FALSE(flag.ok());
+  EXPECT_NE(flag.error().find("--master-port 0"), std::string::npos) << flag.error();
+  // A world of one never uses the port.
+  EXPECT_TRUE(distributed_from_env(base, env_of({}), "h").ok());
+}
+
 TEST(TrainerOptions, DefaultsAreValidAndBadFieldsAreNamed) {
   TrainerOptions o;
   EXPECT_TRUE(o.validate().ok());

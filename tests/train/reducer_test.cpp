@@ -1,31 +1,18 @@
 // The process group and the gradient reducer: two ranks as two threads of
 // this process, over Gloo on loopback.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <future>
 #include <thread>
 
+#include "../support/refusing_port.h"
 #include "grad_reducer.h"
+#include "listening_port.h"
 #include "process_group.h"
 
 namespace chessrl::train {
 namespace {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 DistributedConfig config(int rank, int world, int port) {
   DistributedConfig d;
@@ -42,9 +29,10 @@ void quiet(const std::string&) {}
 
 // Rank r's parameters see loss = sum((r + 1) * k * w) over micro-batches k;
 // the reducer must leave the average over ranks of each rank's total.
-std::vector<float> reduce_on_rank(int rank, int port, bool overlap, int micro_batches,
+std::vector<float> reduce_on_rank(const DistributedConfig& d, bool overlap, int micro_batches,
                                   std::size_t bucket_bytes) {
-  auto group = join_group(config(rank, 2, port), false, quiet);
+  const int rank = d.rank;
+  auto group = join_group(d, false, quiet);
   EXPECT_TRUE(group.ok()) << group.error();
   if (!group) return {};
   torch::manual_seed(1);
@@ -69,9 +57,11 @@ std::vector<float> reduce_on_rank(int rank, int port, bool overlap, int micro_ba
 }
 
 void expect_average(bool overlap, int micro_batches, std::size_t bucket_bytes) {
-  const int port = free_port();
-  auto r1 = std::async(std::launch::async, reduce_on_rank, 1, port, overlap, micro_batches, bucket_bytes);
-  auto g0 = reduce_on_rank(0, port, overlap, micro_batches, bucket_bytes);
+  ListeningPort port;
+  auto r1 = std::async(std::launch::async, [&] {
+    return reduce_on_rank(config(1, 2, port.get()), overlap, micro_batches, bucket_bytes);
+  });
+  auto g0 = reduce_on_rank(port.rank0(config(0, 2, 0)), overlap, micro_batches, bucket_bytes);
   auto g1 = r1.get();
   ASSERT_EQ(g0.size(), 300u + 35u + 1000u);
   // Rank r's gradient is (r + 1) * (1 + ... + m); the average of ranks 1 and 2
@@ -89,15 +79,50 @@ TEST(GradReducer, AddsEarlierMicroBatches) { expect_average(true, 3, 1 << 20); }
 TEST(GradReducer, OneBucketPerParameterWhenBucketsAreSmall) { expect_average(true, 2, 1024); }
 
 TEST(Rendezvous, TimeoutNamesTheMissingRanks) {
-  DistributedConfig d = config(0, 3, free_port());
+  DistributedConfig d = config(0, 3, 0);
   d.rendezvous_timeout = std::chrono::seconds(2);
   auto g = join_group(d, false, quiet);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.error().find("ranks 1, 2 of 3 never joined"), std::string::npos) << g.error();
 }
 
+// Port 0: rank 0's store binds a port the kernel picks and reports it (the
+// callback and the log line) before it waits for rank 1, which joins on it.
+TEST(Rendezvous, RankZeroOnPortZeroReportsTheBoundPortBeforeWaiting) {
+  std::vector<std::string> lines;
+  ListeningPort port;
+  auto rank1 = std::async(std::launch::async, [&] {
+    return join_group(config(1, 2, port.get()), false, quiet);
+  });
+  auto g0 = join_group(port.rank0(config(0, 2, 0)), false,
+                       [&](const std::string& l) { lines.push_back(l); });
+  auto g1 = rank1.get();
+  ASSERT_TRUE(g0.ok()) << g0.error();
+  ASSERT_TRUE(g1.ok()) << g1.error();
+  const int bound = port.get(std::chrono::seconds(0));
+  EXPECT_GT(bound, 0);
+  EXPECT_LE(bound, 65535);
+  const std::string said = "rendezvous: listening on port " + std::to_string(bound);
+  EXPECT_NE(std::find(lines.begin(), lines.end(), said), lines.end())
+      << "no line '" << said << "' among " << lines.size();
+}
+
+// Only rank 0 can bind a port the kernel picks; any other rank given 0 is
+// refused at once, naming the setting.
+TEST(Rendezvous, PortZeroOnAnotherRankIsRefused) {
+  DistributedConfig d = config(1, 2, 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto g = join_group(d, false, quiet);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().find("rank 0 only"), std::string::npos) << g.error();
+  EXPECT_NE(g.error().find("MASTER_PORT"), std::string::npos) << g.error();
+  EXPECT_NE(g.error().find("--master-port"), std::string::npos) << g.error();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
 TEST(Rendezvous, UnreachableMasterIsNamed) {
-  DistributedConfig d = config(1, 2, free_port());
+  const testing::RefusingPort nobody;  // bound, never listening: refused
+  DistributedConfig d = config(1, 2, nobody.port());
   d.rendezvous_timeout = std::chrono::seconds(2);
   auto g = join_group(d, false, quiet);
   ASSERT_FALSE(g.ok());

@@ -33,6 +33,17 @@ Result<int> hostname_ordinal(std::string_view hostname) {
   return int(*v);
 }
 
+Result<void> check_master_port(const DistributedConfig& config) {
+  if (config.master_port < 0 || config.master_port > 65535)
+    return fail("master port " + std::to_string(config.master_port) + " is outside 0..65535");
+  if (config.master_port == 0 && config.rank != 0 && config.world_size > 1)
+    return fail("master port 0 (a port the kernel picks) is for rank 0 only; rank " +
+                std::to_string(config.rank) +
+                " must be given the port rank 0 listens on (it logs 'rendezvous: listening on "
+                "port N'), in MASTER_PORT or --master-port");
+  return {};
+}
+
 std::optional<std::string> process_env(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr) return std::nullopt;
@@ -73,12 +84,15 @@ Result<DistributedConfig> distributed_from_env(DistributedConfig base, const Get
     if (a->empty()) return fail("MASTER_ADDR is empty");
     base.master_addr = *a;
   }
+  std::string port_from = "--master-port " + std::to_string(base.master_port);
   if (auto p = env("MASTER_PORT")) {
     auto v = parse_int("MASTER_PORT", *p);
     if (!v) return fail(v.error());
-    if (*v < 1 || *v > 65535) return fail("MASTER_PORT=" + *p + " is outside 1..65535");
+    if (*v < 0 || *v > 65535) return fail("MASTER_PORT=" + *p + " is outside 0..65535");
     base.master_port = int(*v);
+    port_from = "MASTER_PORT=" + *p;
   }
+  if (auto ok = check_master_port(base); !ok) return fail(port_from + ": " + ok.error());
   if (auto i = env("GLOO_SOCKET_IFNAME")) base.interface = *i;
   return base;
 }

@@ -47,7 +47,8 @@ bool is_loopback(const std::string& addr) {
 
 Result<Group> join_group(const DistributedConfig& config, bool cuda,
                          const std::function<void(const std::string&)>& log, int cuda_device) {
-  const std::string where = config.master_addr + ":" + std::to_string(config.master_port);
+  if (auto ok = check_master_port(config); !ok) return fail("rendezvous: " + ok.error());
+  std::string where = config.master_addr + ":" + std::to_string(config.master_port);
   const auto timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(config.rendezvous_timeout);
   Group g;
@@ -72,6 +73,11 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
       return fail("rendezvous: rank 0 cannot serve the store on port " +
                   std::to_string(config.master_port) + ": " + e.what());
     }
+    // With master_port 0 the kernel picked the port: the other ranks need it.
+    const int port = store->getPort();
+    where = config.master_addr + ":" + std::to_string(port);
+    log("rendezvous: listening on port " + std::to_string(port));
+    if (config.on_listening) config.on_listening(port);
   } else {
     // Rank 0's generation, unless its group already formed without us (we
     // restarted while it lives on): then wait for a new rank 0 and its store.

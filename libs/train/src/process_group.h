@@ -36,8 +36,9 @@ struct Group {
   torch::Device device{torch::kCPU};  // where collectives run: cuda:N for NCCL, else CPU
 };
 
-// Rendezvous: rank 0 serves a TCPStore on master_port; every rank connects,
-// announces itself, and waits until all world_size ranks have (the error
+// Rendezvous: rank 0 serves a TCPStore on master_port (0: a port the kernel
+// picks), logs "rendezvous: listening on port N" and calls
+// config.on_listening(N) before it waits; every rank connects, announces itself, and waits until all world_size ranks have (the error
 // names those that never came); then the collective backend connects: NCCL on
 // GPU `cuda_device` when `cuda` and the build has NCCL, else Gloo.
 // Precondition: world_size > 1.
