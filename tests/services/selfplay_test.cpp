@@ -30,11 +30,11 @@
 #include <thread>
 #include <vector>
 
+#include "../support/refusing_port.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/torch_network.h"
 #include "chessrl/replay/memory_store.h"
-#include "chessrl/replay/redis_server.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/selfplay/version_stats.h"
 #include "chessrl/v1/game.pb.h"
@@ -51,6 +51,7 @@ using Clock = std::chrono::steady_clock;
 
 using testing::Child;
 using testing::http_get;
+using testing::RefusingPort;
 
 // The value of the series `name` (no labels) in a /metrics page; -1 if absent.
 double metric(const std::string& page, const std::string& name) {
@@ -118,6 +119,24 @@ bool eventually(Condition condition, std::chrono::milliseconds timeout, Child& c
   return true;
 }
 
+// The port of chessrl-selfplay's /metrics, started with --metrics-listen
+// 127.0.0.1:0: the number in its "metrics on port N" line; 0 when that line
+// has not come within 30 s.
+int metrics_port_of(Child& child) {
+  const std::string key = "metrics on port ";
+  int port = 0;
+  eventually(
+      [&] {
+        const std::string err = child.err();
+        if (const auto at = err.find(key); at != std::string::npos) {
+          port = std::atoi(err.c_str() + at + key.size());
+        }
+        return port > 0;
+      },
+      30s, child);
+  return port;
+}
+
 class SelfplayBinaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -131,8 +150,9 @@ class SelfplayBinaryTest : public ::testing::Test {
     if (std::getenv("CHESSRL_SELFPLAY_TEST_KEEP") == nullptr) fs::remove_all(dir_, ignored);
   }
 
-  // A replay service on `port` over the test's stores.
-  std::unique_ptr<replay_service::ReplayServer> serve(int port) {
+  // A replay service on `port` over the test's stores; 0: a port the kernel
+  // picks (the server's port()).
+  std::unique_ptr<replay_service::ReplayServer> serve(int port = 0) {
     auto options = testing::fast_server_options();
     options.listen = "127.0.0.1:" + std::to_string(port);
     server_metrics_.push_back(std::make_unique<metrics::Registry>());
@@ -163,11 +183,11 @@ class SelfplayBinaryTest : public ::testing::Test {
 };
 
 TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
-  const int port = replay::free_port();
-  auto server = serve(port);
+  auto server = serve();
+  const int port = server->port();
+  ASSERT_GT(port, 0);
   publish(port, 1);
 
-  const int metrics_port = replay::free_port();
   Child child({CHESSRL_SELFPLAY_BINARY,
                "--replay",
                "127.0.0.1:" + std::to_string(port),
@@ -204,8 +224,10 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
                "--version-stats",
                dir_ + "/versions.jsonl",
                "--metrics-listen",
-               "127.0.0.1:" + std::to_string(metrics_port)},
+               "127.0.0.1:0"},
               dir_, "selfplay");
+  const int metrics_port = metrics_port_of(child);
+  ASSERT_GT(metrics_port, 0) << child.err();
   auto page = [&] { return http_get(metrics_port, "/metrics"); };
 
   // Version 1 from the start.
@@ -289,7 +311,9 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
   EXPECT_EQ(games_.games(), stored_before);
   EXPECT_NE(child.err().find("cannot push to the replay service"), std::string::npos);
 
-  // A new server on the same port over the same store: the buffered games arrive.
+  // A new server on the same port over the same store: the buffered games
+  // arrive. (Should another process take the number meanwhile, the server
+  // throws "cannot listen" and the test fails saying so.)
   const double buffered = metric(page(), "chessrl_selfplay_games_buffered");
   server = serve(port);
   ASSERT_TRUE(eventually(
@@ -342,11 +366,10 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
 }
 
 TEST_F(SelfplayBinaryTest, WithoutAReplayServiceItPlaysTheBootstrapShedsAndTurnsUnhealthy) {
-  const int port = replay::free_port();  // nothing listens there
-  const int metrics_port = replay::free_port();
+  const RefusingPort nobody;  // no replay service: connects are refused
   Child child({CHESSRL_SELFPLAY_BINARY,
                "--replay",
-               "127.0.0.1:" + std::to_string(port),
+               nobody.address(),
                "--replica",
                "selfplay-test-1",
                "--visits",
@@ -372,8 +395,10 @@ TEST_F(SelfplayBinaryTest, WithoutAReplayServiceItPlaysTheBootstrapShedsAndTurns
                "--rpc-deadline",
                "2",
                "--metrics-listen",
-               "127.0.0.1:" + std::to_string(metrics_port)},
+               "127.0.0.1:0"},
               dir_, "no-replay");
+  const int metrics_port = metrics_port_of(child);
+  ASSERT_GT(metrics_port, 0) << child.err();
   auto page = [&] { return http_get(metrics_port, "/metrics"); };
   ASSERT_TRUE(eventually([&] { return metric(page(), "chessrl_selfplay_games_shed_total") >= 2; },
                          60s, child))
