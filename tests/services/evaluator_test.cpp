@@ -19,7 +19,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +41,7 @@
 #include "chessrl/replay/redis_server.h"
 #include "chessrl/rpc/clients.h"
 #include "child_process.h"
+#include "hanging_registry.h"
 #include "replay_server.h"
 #include "service_test_util.h"
 
@@ -512,58 +512,10 @@ TEST_F(EvaluatorTest, BinaryKeepsRetryingADownRegistryAndReportsItOnHealthz) {
   EXPECT_LT(std::chrono::steady_clock::now() - signalled, 5s) << child.err();
 }
 
-// A model registry that answers the HTTP/2 handshake (so gRPC's 20 s connect
-// timeout never fires) and then holds every call until release().
-class HangingRegistry final : public v1::ModelRegistry::Service {
- public:
-  ~HangingRegistry() override { release(); }
-  void release() {
-    std::lock_guard<std::mutex> lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-  grpc::Status LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest*,
-                           v1::ModelInfo*) override {
-    return hang(context);
-  }
-  grpc::Status BestModel(grpc::ServerContext* context, const v1::BestModelRequest*,
-                         v1::ModelInfo*) override {
-    return hang(context);
-  }
-  grpc::Status WatchModels(grpc::ServerContext* context, const v1::WatchModelsRequest*,
-                           grpc::ServerWriter<v1::ModelInfo>*) override {
-    return hang(context);
-  }
-  grpc::Status GetModel(grpc::ServerContext* context, const v1::GetModelRequest*,
-                        grpc::ServerWriter<v1::ModelChunk>*) override {
-    return hang(context);
-  }
-  int calls() const { return calls_.load(); }
-
- private:
-  grpc::Status hang(grpc::ServerContext* context) {
-    ++calls_;
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!released_ && !context->IsCancelled()) cv_.wait_for(lock, 100ms);
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "released");
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool released_ = false;
-  std::atomic<int> calls_{0};
-};
-
 TEST_F(EvaluatorTest, BinaryStopsWithinTwentySecondsWhileARegistryCallHangs) {
   // Every registry call blocks until its deadline (60 s here, times 5 attempts).
-  HangingRegistry hanging;
-  int hanging_port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &hanging_port);
-  builder.RegisterService(&hanging);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_TRUE(server != nullptr);
-  ASSERT_GT(hanging_port, 0);
-  Child child(binary_args(hanging_port, path("state"), {"--rpc-deadline", "60"}), dir_, "hang");
+  testing::HangingRegistry hanging;
+  Child child(binary_args(hanging.port(), path("state"), {"--rpc-deadline", "60"}), dir_, "hang");
   const auto in_call = std::chrono::steady_clock::now() + 30s;
   while (hanging.calls() == 0 && std::chrono::steady_clock::now() < in_call) {
     ASSERT_FALSE(child.wait(0ms).has_value()) << child.err();
@@ -574,8 +526,7 @@ TEST_F(EvaluatorTest, BinaryStopsWithinTwentySecondsWhileARegistryCallHangs) {
   child.signal(SIGTERM);
   const auto code = child.wait(40s);
   const auto took = std::chrono::steady_clock::now() - signalled;
-  hanging.release();
-  server->Shutdown(std::chrono::system_clock::now() + 2s);
+  hanging.shutdown();
   ASSERT_TRUE(code.has_value()) << "still running 40 s after SIGTERM:\n" << child.err();
   EXPECT_EQ(*code, 0) << child.err();
   EXPECT_LT(took, 25s) << child.err();

@@ -26,6 +26,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/redis_server.h"
 #include "chessrl/replay/redis_store.h"
+#include "../support/logged_port.h"
 #include "chessrl/rpc/clients.h"
 #include "replay_server.h"
 #include "service_test_util.h"
@@ -319,15 +320,7 @@ std::string slurp(const std::string& path) {
 // 127.0.0.1:0, it binds a port the kernel picks: no window in which another
 // process could take a number picked before (bind, close, reuse).
 int served_port(const std::string& log) {
-  const std::string key = "serving gRPC on port ";
-  for (int i = 0; i < 200; ++i) {
-    const std::string text = slurp(log);
-    if (const auto at = text.find(key); at != std::string::npos) {
-      return std::atoi(text.c_str() + at + key.size());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return 0;
+  return testing::logged_port(log, "serving gRPC on port ");
 }
 
 TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {

@@ -9,66 +9,15 @@
 //     neither crashes nor stalls; it waits for new data and continues;
 //   - --schedule cosine with --steps 0 refused; the summary line is JSON even
 //     for a checkpoint path that is not UTF-8.
-#include <grpcpp/grpcpp.h>
-
-#include <condition_variable>
-#include <mutex>
-
 #include "chessrl/replay/redis_store.h"
+#include "hanging_registry.h"
 #include "trainer_test_util.h"
 
 namespace chessrl::trainer {
 namespace {
 
-std::map<std::string, std::string> rank_env(int rank, int port) {
-  return {{"RANK", std::to_string(rank)},
-          {"WORLD_SIZE", "2"},
-          {"MASTER_ADDR", "127.0.0.1"},
-          {"MASTER_PORT", std::to_string(port)}};
-}
-
-// A model registry that answers the HTTP/2 handshake and then holds every
-// call until release() (or the call's deadline).
-class HangingRegistry final : public v1::ModelRegistry::Service {
- public:
-  ~HangingRegistry() override { release(); }
-  void release() {
-    std::lock_guard<std::mutex> lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-  grpc::Status LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest*,
-                           v1::ModelInfo*) override {
-    return hang(context);
-  }
-  grpc::Status PublishModel(grpc::ServerContext* context, grpc::ServerReader<v1::ModelChunk>*,
-                            v1::ModelInfo*) override {
-    return hang(context);
-  }
-  int calls() const { return calls_.load(); }
-
- private:
-  grpc::Status hang(grpc::ServerContext* context) {
-    ++calls_;
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!released_ && !context->IsCancelled()) cv_.wait_for(lock, 100ms);
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "released");
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool released_ = false;
-  std::atomic<int> calls_{0};
-};
-
 TEST_F(TrainerBinaryTest, TwoRanksKeepTrainingWhileTheRegistryNeverAnswers) {
-  HangingRegistry hanging;
-  int hanging_port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &hanging_port);
-  builder.RegisterService(&hanging);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_TRUE(server != nullptr);
-  const int port = replay::free_port();
+  testing::HangingRegistry hanging;
   // One registry call may block 30 s; a collective 10 s: a publish inside the
   // step loop would kill rank 1.
   const std::vector<std::string> args = {"--batch-size",
@@ -78,7 +27,7 @@ TEST_F(TrainerBinaryTest, TwoRanksKeepTrainingWhileTheRegistryNeverAnswers) {
                                          "--publish-every",
                                          "2",
                                          "--registry",
-                                         "127.0.0.1:" + std::to_string(hanging_port),
+                                         hanging.address(),
                                          "--rpc-deadline",
                                          "30",
                                          "--collective-timeout",
@@ -88,14 +37,12 @@ TEST_F(TrainerBinaryTest, TwoRanksKeepTrainingWhileTheRegistryNeverAnswers) {
                                          "--checkpoint-dir",
                                          path("hang")};
   const auto started = std::chrono::steady_clock::now();
-  Child rank0 = start("hang-rank0", args, rank_env(0, port));
-  Child rank1 = start("hang-rank1", args, rank_env(1, port));
-  const RunResult r0 = finish(rank0, 90s);
-  const RunResult r1 = finish(rank1, 90s);
+  Pair pair = start_ranks("hang", args);
+  const RunResult r0 = finish(pair.rank0, 90s);
+  const RunResult r1 = finish(pair.rank1, 90s);
   const auto took = std::chrono::steady_clock::now() - started;
   const int calls = hanging.calls();
-  hanging.release();
-  server->Shutdown(std::chrono::system_clock::now() + 2s);
+  hanging.shutdown();
   ASSERT_EQ(r1.code, 0) << describe(r1) << "\nrank 0:\n" << describe(r0);
   ASSERT_EQ(r0.code, 0) << describe(r0);
   EXPECT_EQ(r0.summary["end_step"], 40);
@@ -106,26 +53,19 @@ TEST_F(TrainerBinaryTest, TwoRanksKeepTrainingWhileTheRegistryNeverAnswers) {
   EXPECT_LT(took, 25s) << describe(r0);
 }
 
-struct Pair {
-  Child rank0, rank1;
-};
-
 class TrainerFaultTest : public TrainerBinaryTest {
  protected:
   // A pair training `steps` (0: until stopped), checkpointing every 3 steps.
-  static Pair start_pair(const std::string& name, int port, const std::string& ckpt,
+  static Pair start_pair(const std::string& name, const std::string& ckpt,
                          const std::string& steps) {
-    const std::vector<std::string> args = {"--batch-size",         "8", "--steps",          steps,
-                                           "--checkpoint-every",   "3", "--checkpoint-dir", ckpt,
-                                           "--collective-timeout", "60"};
-    return {start(name + "-rank0", args, rank_env(0, port)),
-            start(name + "-rank1", args, rank_env(1, port))};
+    return start_ranks(name, {"--batch-size", "8", "--steps", steps, "--checkpoint-every", "3",
+                              "--checkpoint-dir", ckpt, "--collective-timeout", "60"});
   }
 
   // A restarted pair resumes from `step` and trains 2 more steps.
   static void expect_pair_resumes(const std::string& name, const std::string& ckpt,
                                   std::int64_t step) {
-    Pair again = start_pair(name, replay::free_port(), ckpt, std::to_string(step + 2));
+    Pair again = start_pair(name, ckpt, std::to_string(step + 2));
     const RunResult r0 = finish(again.rank0, 60s);
     const RunResult r1 = finish(again.rank1, 60s);
     ASSERT_EQ(r0.code, 0) << describe(r0) << "\nrank 1:\n" << describe(r1);
@@ -140,7 +80,7 @@ class TrainerFaultTest : public TrainerBinaryTest {
 
 TEST_F(TrainerFaultTest, AfterRankOneIsKilledRankZeroCheckpointsAndFailsPromptly) {
   const std::string ckpt = path("kill1");
-  Pair pair = start_pair("kill1", replay::free_port(), ckpt, "0");
+  Pair pair = start_pair("kill1", ckpt, "0");
   ASSERT_FALSE(wait_for_checkpoint(ckpt, 3, pair.rank0, 60s).empty()) << pair.rank0.err();
   pair.rank1.signal(SIGKILL);
   const auto killed = std::chrono::steady_clock::now();
@@ -161,7 +101,7 @@ TEST_F(TrainerFaultTest, AfterRankOneIsKilledRankZeroCheckpointsAndFailsPromptly
 
 TEST_F(TrainerFaultTest, AfterRankZeroIsKilledRankOneFailsPromptlyAndThePairResumes) {
   const std::string ckpt = path("kill0");
-  Pair pair = start_pair("kill0", replay::free_port(), ckpt, "0");
+  Pair pair = start_pair("kill0", ckpt, "0");
   ASSERT_FALSE(wait_for_checkpoint(ckpt, 3, pair.rank0, 60s).empty()) << pair.rank0.err();
   pair.rank0.signal(SIGKILL);
   const auto killed = std::chrono::steady_clock::now();

@@ -9,7 +9,8 @@
 //   - against an in-process replay service: trains on sampled positions and
 //     publishes a model version; pauses (and serves /metrics saying so) while
 //     the window is below --min-window;
-//   - bad options and a bad RANK stop start-up with a message naming them.
+//   - bad options, a bad RANK and MASTER_PORT=0 on rank 1 stop start-up with a
+//     message naming them.
 #include "trainer_test_util.h"
 
 namespace chessrl::trainer {
@@ -22,20 +23,12 @@ std::vector<float> floats(const nn::NamedTensor& t) {
 }
 
 TEST_F(TrainerBinaryTest, TwoRanksTrainTheSameWeightsAsOneRankWithTwiceTheBatch) {
-  const int port = replay::free_port();
-  const std::map<std::string, std::string> env0 = {{"RANK", "0"},
-                                                   {"WORLD_SIZE", "2"},
-                                                   {"MASTER_ADDR", "127.0.0.1"},
-                                                   {"MASTER_PORT", std::to_string(port)}};
-  auto env1 = env0;
-  env1["RANK"] = "1";
   const std::vector<std::string> two = {"--batch-size", "8",   "--steps",          "4",
                                         "--hash-every", "1",   "--checkpoint-dir", path("eq2"),
                                         "--seed",       "7"};
-  Child rank0 = start("eq-rank0", two, env0);
-  Child rank1 = start("eq-rank1", two, env1);
-  const RunResult r0 = finish(rank0, 60s);
-  const RunResult r1 = finish(rank1, 60s);
+  Pair pair = start_ranks("eq", two);
+  const RunResult r0 = finish(pair.rank0, 60s);
+  const RunResult r1 = finish(pair.rank1, 60s);
   ASSERT_EQ(r0.code, 0) << describe(r0) << "\nrank 1:\n" << describe(r1);
   ASSERT_EQ(r1.code, 0) << describe(r1);
   ASSERT_TRUE(r0.summary.is_object()) << r0.out;
@@ -307,6 +300,12 @@ TEST_F(TrainerBinaryTest, BadOptionsAndABadRankStopStartUpNamingTheProblem) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   EXPECT_NE(lower.find("rank 5"), std::string::npos) << describe(rank);
+
+  // Only rank 0 can bind a port the kernel picks.
+  const RunResult port0 = run("bad-port", {"--steps", "1"}, rank_env(1, 0));
+  EXPECT_EQ(port0.code, 2) << describe(port0);
+  EXPECT_NE(port0.err.find("MASTER_PORT=0"), std::string::npos) << describe(port0);
+  EXPECT_NE(port0.err.find("rank 0 only"), std::string::npos) << describe(port0);
 
   Child missing = Child::start({CHESSRL_TRAINER_BINARY, "--data", path("no-such-file.jsonl"),
                                 "--net", "2x16", "--device", "cpu", "--metrics-listen", "off"},

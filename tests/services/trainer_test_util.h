@@ -41,6 +41,7 @@
 #include "chessrl/selfplay/game_record.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "chessrl/train/trainer.h"
+#include "../support/logged_port.h"
 #include "replay_server.h"
 #include "child_process.h"
 #include "service_test_util.h"
@@ -104,6 +105,18 @@ void write_records(const std::string& path) {
   runner.run([&](selfplay::GameRecord&& r) { out << selfplay::to_json(r) << "\n"; });
 }
 
+// The rank variables of a world of two on loopback.
+std::map<std::string, std::string> rank_env(int rank, int port) {
+  return {{"RANK", std::to_string(rank)},
+          {"WORLD_SIZE", "2"},
+          {"MASTER_ADDR", "127.0.0.1"},
+          {"MASTER_PORT", std::to_string(port)}};
+}
+
+struct Pair {
+  Child rank0, rank1;
+};
+
 class TrainerBinaryTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -144,6 +157,19 @@ class TrainerBinaryTest : public ::testing::Test {
   static Child start(const std::string& name, std::vector<std::string> extra,
                      const std::map<std::string, std::string>& env = {}) {
     return Child::start(base_args(std::move(extra)), env, dir(), name);
+  }
+
+  // Two ranks, <name>-rank0 and <name>-rank1: rank 0 on MASTER_PORT=0 binds
+  // a port the kernel picks, and rank 1 starts on the port rank 0 logs
+  // ("rendezvous: listening on port N"). Throws when rank 0 never says it.
+  static Pair start_ranks(const std::string& name, const std::vector<std::string>& args) {
+    Pair pair;
+    pair.rank0 = start(name + "-rank0", args, rank_env(0, 0));
+    const int port = testing::logged_port(path(name + "-rank0.err"),
+                                          "rendezvous: listening on port ", 60s);
+    if (port <= 0) throw Error("rank 0 never logged its port:\n" + pair.rank0.err());
+    pair.rank1 = start(name + "-rank1", args, rank_env(1, port));
+    return pair;
   }
 
   static RunResult run(const std::string& name, std::vector<std::string> extra,
