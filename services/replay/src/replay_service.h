@@ -114,17 +114,29 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
   grpc::Status BestModel(grpc::ServerContext* context, const v1::BestModelRequest* request,
                          v1::ModelInfo* reply) override;
 
+  // The streaming handlers over grpc's stream interfaces: the overrides above
+  // call these, and tests drive them with grpc::testing's mock streams
+  // (tests/services/replay_concurrency_test.cpp, run under ThreadSanitizer).
+  grpc::Status publish_model(grpc::ServerContext& context,
+                             grpc::ServerReaderInterface<v1::ModelChunk>& reader,
+                             v1::ModelInfo& reply);
+  grpc::Status get_model(grpc::ServerContext& context, const v1::GetModelRequest& request,
+                         grpc::ServerWriterInterface<v1::ModelChunk>& writer);
+  grpc::Status watch_models(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
+                            grpc::ServerWriterInterface<v1::ModelInfo>& writer);
+
   // Ends every WatchModels stream (for shutdown: they would otherwise run forever).
   void stop_watchers();
 
  private:
-  grpc::Status publish(grpc::ServerContext& context, grpc::ServerReader<v1::ModelChunk>& reader,
-                       v1::ModelInfo& reply);
-  grpc::Status get(const v1::GetModelRequest& request, grpc::ServerWriter<v1::ModelChunk>& writer);
+  grpc::Status publish(grpc::ServerContext& context,
+                       grpc::ServerReaderInterface<v1::ModelChunk>& reader, v1::ModelInfo& reply);
+  grpc::Status get(const v1::GetModelRequest& request,
+                   grpc::ServerWriterInterface<v1::ModelChunk>& writer);
   // Deletes the versions beyond options_.keep_models (logged, counted).
   void prune();
   grpc::Status watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
-                     grpc::ServerWriter<v1::ModelInfo>& writer);
+                     grpc::ServerWriterInterface<v1::ModelInfo>& writer);
   replay::ModelStore& store_;
   ReplayMetrics& metrics_;
   ModelRegistryOptions options_;

@@ -1,0 +1,59 @@
+// Helpers the chessrl-replay handlers share (replay_service.cpp,
+// model_service.cpp): a store failure as a grpc::Status, and a handler body
+// run so that no exception reaches gRPC and every call is counted and timed.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "replay_service.h"
+
+namespace chessrl::replay_service::handler {
+
+using grpc::Status;
+using grpc::StatusCode;
+
+inline Status unavailable(const std::string& what, const std::string& error) {
+  return Status(StatusCode::UNAVAILABLE, what + ": " + error);
+}
+
+// A store failure as the code its kind calls for (docs/replay.md, "Status
+// codes"): only UNAVAILABLE tells a client that trying again may help.
+template <class T>
+Status store_error(const std::string& what, const replay::StoreResult<T>& result) {
+  switch (result.kind()) {
+    case replay::StoreErrorKind::kDataLoss:
+      return Status(StatusCode::DATA_LOSS, what + ": " + result.error());
+    case replay::StoreErrorKind::kInvalidArgument:
+      return Status(StatusCode::INVALID_ARGUMENT, what + ": " + result.error());
+    case replay::StoreErrorKind::kUnavailable: break;
+  }
+  return unavailable(what, result.error());
+}
+
+// Runs a handler body; an exception becomes INTERNAL instead of reaching gRPC.
+template <class Body>
+Status run_guarded(const char* rpc, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return Status(StatusCode::INTERNAL, std::string(rpc) + ": " + e.what());
+  } catch (...) {
+    return Status(StatusCode::INTERNAL, std::string(rpc) + ": unknown error");
+  }
+}
+
+// run_guarded, and the call counted and timed in `metrics`.
+template <class Body>
+Status guarded(ReplayMetrics& metrics, const char* rpc, Body&& body, bool timed = true) {
+  const auto start = std::chrono::steady_clock::now();
+  Status status = run_guarded(rpc, std::forward<Body>(body));
+  metrics.record_call(
+      rpc, status.error_code(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), timed);
+  return status;
+}
+
+}  // namespace chessrl::replay_service::handler

@@ -1,0 +1,357 @@
+// ModelRegistryImpl: the model registry's handlers (PublishModel, GetModel,
+// LatestModel, WatchModels, SetBest, BestModel) and ModelMeta <-> ModelInfo.
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "handler_util.h"
+#include "replay_service.h"
+
+namespace chessrl::replay_service {
+namespace {
+
+using grpc::Status;
+using grpc::StatusCode;
+using handler::guarded;
+using handler::store_error;
+using handler::unavailable;
+
+// Versions a WatchModels stream looks up at once; a watcher further behind
+// skips to the newest.
+constexpr std::size_t kWatchBatch = 64;
+
+std::int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+v1::ModelInfo to_proto(const replay::ModelMeta& meta) {
+  v1::ModelInfo info;
+  info.set_version(meta.version);
+  info.set_step(meta.step);
+  info.set_size_bytes(meta.size_bytes);
+  info.set_crc32(meta.crc32);
+  info.set_created_unix_ms(meta.created_unix_ms);
+  for (const auto& [key, value] : meta.metadata) (*info.mutable_metadata())[key] = value;
+  return info;
+}
+
+replay::ModelMeta from_proto(const v1::ModelInfo& info) {
+  replay::ModelMeta meta;
+  meta.version = info.version();
+  meta.step = info.step();
+  meta.size_bytes = info.size_bytes();
+  meta.crc32 = info.crc32();
+  meta.created_unix_ms = info.created_unix_ms();
+  for (const auto& [key, value] : info.metadata()) meta.metadata[key] = value;
+  return meta;
+}
+
+ModelRegistryImpl::ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics,
+                                     ModelRegistryOptions options, const rpc::ServerAuth& auth)
+    : store_(store), metrics_(metrics), options_(options), auth_(auth) {}
+
+Status ModelRegistryImpl::PublishModel(grpc::ServerContext* context,
+                                       grpc::ServerReader<v1::ModelChunk>* reader,
+                                       v1::ModelInfo* reply) {
+  return publish_model(*context, *reader, *reply);
+}
+
+Status ModelRegistryImpl::publish_model(grpc::ServerContext& context,
+                                        grpc::ServerReaderInterface<v1::ModelChunk>& reader,
+                                        v1::ModelInfo& reply) {
+  return guarded(metrics_, "PublishModel", [&] {
+    if (auto denied = auth_.check(context, rpc::Action::kPublishModel, "PublishModel");
+        !denied.ok())
+      return denied;
+    return publish(context, reader, reply);
+  });
+}
+
+Status ModelRegistryImpl::publish(grpc::ServerContext& context,
+                                  grpc::ServerReaderInterface<v1::ModelChunk>& reader,
+                                  v1::ModelInfo& reply) {
+  v1::ModelChunk chunk;
+  if (!reader.Read(&chunk)) {
+    return Status(StatusCode::INVALID_ARGUMENT, "PublishModel: no chunks");
+  }
+  if (!chunk.has_info() || chunk.info().version() == 0) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: the first chunk must carry info with a version > 0");
+  }
+  replay::ModelMeta meta = from_proto(chunk.info());
+  const std::string too_large = "PublishModel: the model is larger than --max-model-bytes (" +
+                                std::to_string(options_.max_model_bytes) + ")";
+  // Refused from the size the first chunk names, before the rest arrives.
+  if (meta.size_bytes > options_.max_model_bytes) {
+    return Status(StatusCode::RESOURCE_EXHAUSTED,
+                  too_large + ": its info says " + std::to_string(meta.size_bytes) + " bytes");
+  }
+  const auto chunk_too_large = [&](const v1::ModelChunk& c) {
+    return c.data().size() > options_.max_chunk_bytes;
+  };
+  const std::string chunk_limit = "PublishModel: a chunk is larger than " +
+                                  std::to_string(options_.max_chunk_bytes) + " bytes";
+  if (chunk_too_large(chunk)) return Status(StatusCode::RESOURCE_EXHAUSTED, chunk_limit);
+  std::string blob = std::move(*chunk.mutable_data());
+  while (reader.Read(&chunk)) {
+    if (chunk.has_info()) {
+      return Status(StatusCode::INVALID_ARGUMENT, "PublishModel: info is allowed only first");
+    }
+    if (chunk_too_large(chunk)) return Status(StatusCode::RESOURCE_EXHAUSTED, chunk_limit);
+    if (blob.size() + chunk.data().size() > options_.max_model_bytes) {
+      return Status(StatusCode::RESOURCE_EXHAUSTED, too_large);
+    }
+    blob += chunk.data();
+  }
+  // Read() also ends when the client cancels or goes away: what arrived may
+  // be a part, so nothing is published unless the stream ended as the client
+  // meant it to and the data is exactly what the info describes.
+  if (context.IsCancelled()) {
+    return Status(StatusCode::CANCELLED, "PublishModel: the client cancelled the upload of "
+                                         "version " + std::to_string(meta.version) +
+                                             "; nothing published");
+  }
+  if (blob.empty()) return Status(StatusCode::INVALID_ARGUMENT, "PublishModel: empty model");
+  if (meta.size_bytes == 0) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: the first chunk's info must carry size_bytes (the model's "
+                  "length); nothing published");
+  }
+  if (meta.size_bytes != blob.size()) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: info says " + std::to_string(meta.size_bytes) +
+                      " bytes, received " + std::to_string(blob.size()) + "; nothing published");
+  }
+  // A crc32 of 0 is what a missing one reads as; a model whose CRC really is
+  // 0 still matches.
+  const std::uint32_t crc = rpc::blob_crc32(blob);
+  if (meta.crc32 == 0 && crc != 0) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: the first chunk's info must carry crc32 (zlib's CRC-32 of the "
+                  "model); nothing published");
+  }
+  if (meta.crc32 != crc) {
+    return Status(StatusCode::DATA_LOSS,
+                  "PublishModel: crc32 mismatch (the data was damaged); nothing published");
+  }
+  meta.created_unix_ms = now_unix_ms();
+  auto status = store_.publish(meta, blob);
+  if (!status.ok()) {
+    metrics_.store_errors.inc();
+    return store_error("PublishModel", status);
+  }
+  if (*status == replay::PublishStatus::kConflict) {
+    return Status(StatusCode::ALREADY_EXISTS, "PublishModel: version " +
+                                                  std::to_string(meta.version) +
+                                                  " exists with different contents");
+  }
+  auto stored = store_.info(meta.version);
+  if (!stored.ok() || !stored->has_value()) {
+    return stored.ok() ? unavailable("PublishModel", "version vanished")
+                       : store_error("PublishModel", stored);
+  }
+  reply = to_proto(**stored);
+  if (*status == replay::PublishStatus::kPublished) prune();
+  {
+    std::lock_guard lock(mutex_);
+    ++publishes_;
+  }
+  published_.notify_all();
+  return Status::OK;
+}
+
+void ModelRegistryImpl::prune() {
+  if (options_.keep_models == 0) return;
+  auto pruned = store_.prune(options_.keep_models);
+  if (!pruned.ok()) {  // the publish stands; the next one prunes again
+    metrics_.store_errors.inc();
+    std::fprintf(stderr, "chessrl-replay: pruning the model registry failed: %s\n",
+                 pruned.error().c_str());
+    return;
+  }
+  if (pruned->empty()) return;
+  std::string versions;
+  for (const std::uint64_t version : *pruned) {
+    versions += (versions.empty() ? "" : ", ") + std::to_string(version);
+  }
+  metrics_.models_pruned.inc(static_cast<double>(pruned->size()));
+  std::fprintf(stderr,
+               "chessrl-replay: pruned model version%s %s (--keep-models %u: the newest %u and "
+               "the best are kept)\n",
+               pruned->size() == 1 ? "" : "s", versions.c_str(), options_.keep_models,
+               options_.keep_models);
+}
+
+Status ModelRegistryImpl::GetModel(grpc::ServerContext* context, const v1::GetModelRequest* request,
+                                   grpc::ServerWriter<v1::ModelChunk>* writer) {
+  return get_model(*context, *request, *writer);
+}
+
+Status ModelRegistryImpl::get_model(grpc::ServerContext& context,
+                                    const v1::GetModelRequest& request,
+                                    grpc::ServerWriterInterface<v1::ModelChunk>& writer) {
+  return guarded(metrics_, "GetModel", [&] {
+    if (auto denied = auth_.check(context, rpc::Action::kRead, "GetModel"); !denied.ok())
+      return denied;
+    return get(request, writer);
+  });
+}
+
+Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
+                              grpc::ServerWriterInterface<v1::ModelChunk>& writer) {
+  if (request.best() && request.version() != 0) {
+    return Status(StatusCode::INVALID_ARGUMENT, "GetModel: give a version or best, not both");
+  }
+  auto meta = request.best()           ? store_.best()
+              : request.version() == 0 ? store_.latest()
+                                       : store_.info(request.version());
+  if (!meta.ok()) return store_error("GetModel", meta);
+  if (!meta->has_value()) {
+    return Status(StatusCode::NOT_FOUND,
+                  request.best() ? "GetModel: no best model yet"
+                  : request.version() == 0
+                      ? "GetModel: no model published yet"
+                      : "GetModel: no version " + std::to_string(request.version()) +
+                            " (never published, or pruned: the registry keeps the newest "
+                            "--keep-models versions and the best)");
+  }
+  auto blob = store_.read((*meta)->version);
+  if (!blob.ok()) return store_error("GetModel", blob);
+  if (!blob->has_value()) {
+    return Status(StatusCode::NOT_FOUND, "GetModel: version " + std::to_string((*meta)->version) +
+                                             " was pruned while being read (--keep-models)");
+  }
+  const std::string& data = **blob;
+  std::size_t offset = 0;
+  v1::ModelChunk chunk;
+  *chunk.mutable_info() = to_proto(**meta);
+  do {
+    const std::size_t n = std::min<std::size_t>(options_.chunk_bytes, data.size() - offset);
+    chunk.set_data(data.substr(offset, n));
+    offset += n;
+    if (!writer.Write(chunk)) return Status(StatusCode::CANCELLED, "GetModel: client went away");
+    chunk.clear_info();
+  } while (offset < data.size());
+  return Status::OK;
+}
+
+Status ModelRegistryImpl::LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest*,
+                                      v1::ModelInfo* reply) {
+  return guarded(metrics_, "LatestModel", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kRead, "LatestModel"); !denied.ok())
+      return denied;
+    auto meta = store_.latest();
+    if (!meta.ok()) return store_error("LatestModel", meta);
+    if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no model published yet");
+    *reply = to_proto(**meta);
+    metrics_.model_version.set(static_cast<double>((*meta)->version));
+    return Status::OK;
+  });
+}
+
+Status ModelRegistryImpl::BestModel(grpc::ServerContext* context, const v1::BestModelRequest*,
+                                    v1::ModelInfo* reply) {
+  return guarded(metrics_, "BestModel", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kRead, "BestModel"); !denied.ok())
+      return denied;
+    auto meta = store_.best();
+    if (!meta.ok()) return store_error("BestModel", meta);
+    if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no best model yet");
+    *reply = to_proto(**meta);
+    return Status::OK;
+  });
+}
+
+Status ModelRegistryImpl::SetBest(grpc::ServerContext* context, const v1::SetBestRequest* request,
+                                  v1::ModelInfo* reply) {
+  return guarded(metrics_, "SetBest", [&] {
+    if (auto denied = auth_.check(*context, rpc::Action::kSetBest, "SetBest"); !denied.ok())
+      return denied;
+    auto moved = store_.set_best(request->version());
+    if (!moved.ok()) return unavailable("SetBest", moved.error());
+    if (!*moved) {
+      return Status(StatusCode::NOT_FOUND,
+                    "SetBest: no version " + std::to_string(request->version()));
+    }
+    auto meta = store_.info(request->version());
+    if (!meta.ok() || !meta->has_value()) {
+      return meta.ok() ? unavailable("SetBest", "version vanished") : store_error("SetBest", meta);
+    }
+    *reply = to_proto(**meta);
+    return Status::OK;
+  });
+}
+
+Status ModelRegistryImpl::WatchModels(grpc::ServerContext* context,
+                                      const v1::WatchModelsRequest* request,
+                                      grpc::ServerWriter<v1::ModelInfo>* writer) {
+  return watch_models(*context, *request, *writer);
+}
+
+Status ModelRegistryImpl::watch_models(grpc::ServerContext& context,
+                                       const v1::WatchModelsRequest& request,
+                                       grpc::ServerWriterInterface<v1::ModelInfo>& writer) {
+  return guarded(
+      metrics_, "WatchModels",
+      [&] {
+        if (auto denied = auth_.check(context, rpc::Action::kRead, "WatchModels"); !denied.ok())
+          return denied;
+        return watch(context, request, writer);
+      },
+      /*timed=*/false);
+}
+
+Status ModelRegistryImpl::watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
+                                grpc::ServerWriterInterface<v1::ModelInfo>& writer) {
+  std::uint64_t sent = request.after_version();
+  bool first = true;
+  while (!context.IsCancelled()) {
+    std::uint64_t seen_publishes;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return Status(StatusCode::UNAVAILABLE, "WatchModels: the server is stopping");
+      seen_publishes = publishes_;
+    }
+    auto newer = store_.versions_after(sent, kWatchBatch);
+    if (newer.ok() && newer->size() == kWatchBatch) {
+      // Further behind than a batch: what a follower needs is the newest
+      // version, not the oldest of those it missed.
+      auto latest = store_.latest();
+      if (latest.ok() && latest->has_value() && (*latest)->version > newer->back().version) {
+        newer->assign(1, **latest);
+      }
+    }
+    if (newer.ok()) {
+      std::vector<replay::ModelMeta>& list = *newer;
+      // A watcher from scratch starts at the latest version, not at version 1.
+      if (first && request.after_version() == 0 && !list.empty()) {
+        list.erase(list.begin(), list.end() - 1);
+      }
+      for (const auto& meta : list) {
+        if (!writer.Write(to_proto(meta))) return Status::OK;  // the client left
+        sent = meta.version;
+      }
+      first = false;
+    }
+    // Store failures are retried at the next poll; the stream stays open.
+    std::unique_lock lock(mutex_);
+    published_.wait_for(lock, std::chrono::milliseconds(options_.watch_poll_ms),
+                        [&] { return stopping_ || publishes_ != seen_publishes; });
+  }
+  return Status::OK;
+}
+
+void ModelRegistryImpl::stop_watchers() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  published_.notify_all();
+}
+
+}  // namespace chessrl::replay_service
