@@ -13,24 +13,21 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "chessrl/metrics/registry.h"
-#include "chessrl/nn/checkpoint.h"
 #include "../nn/model_bomb.h"
-#include "chessrl/nn/torch_network.h"
-#include "chessrl/replay/memory_store.h"
+#include "chessrl/metrics/registry.h"
 #include "chessrl/rpc/clients.h"
 #include "evaluator.h"
 #include "model_follower.h"
-#include "replay_server.h"
+#include "model_registry_fixture.h"
 #include "selfplay_service.h"
-#include "service_test_util.h"
 
 namespace chessrl {
 namespace {
@@ -38,25 +35,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-std::string tiny_model(std::uint64_t version) {
-  nn::Network network = nn::make_network({1, 8}, version);
-  nn::ModelInfo info;
-  info.version = static_cast<std::int64_t>(version);
-  return nn::serialize_checkpoint(nn::to_checkpoint(network, info));
-}
+using testing::eventually;
+using testing::tiny_model;
 
 std::string bomb(std::uint64_t version) { return nn::testing::model_bomb_bytes(version); }
-
-template <class Condition>
-bool eventually(Condition condition, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = Clock::now() + timeout;
-  while (!condition()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
 
 // The value of an unlabelled series in a /metrics text; -1 when absent.
 double value_of(const std::string& text, const std::string& name) {
@@ -65,46 +47,7 @@ double value_of(const std::string& text, const std::string& name) {
   return at == std::string::npos ? -1 : std::atof(text.c_str() + at + key.size());
 }
 
-class ModelRefusalTest : public ::testing::Test {
- protected:
-  ModelRefusalTest() : games_(1000) {
-    server_ = std::make_unique<replay_service::ReplayServer>(games_, models_, server_metrics_,
-                                                             testing::fast_server_options());
-    client_ = std::make_unique<rpc::ModelRegistryClient>(testing::single_try_client(port()));
-  }
-
-  int port() const { return server_->port(); }
-  void publish(std::uint64_t version, const std::string& blob) {
-    v1::ModelInfo info;
-    info.set_version(version);
-    info.set_step(version * 100);
-    auto published = client_->publish(info, blob);
-    ASSERT_TRUE(published.ok()) << published.error();
-  }
-  // GetModel calls the registry answered OK.
-  double downloads() const {
-    const std::string text = server_metrics_.serialize();
-    const std::string key = "chessrl_replay_rpc_requests_total{code=\"OK\",method=\"GetModel\"} ";
-    const auto at = text.find(key);
-    return at == std::string::npos ? 0 : std::atof(text.c_str() + at + key.size());
-  }
-  void log(const std::string& line) {
-    std::lock_guard lock(log_mutex_);
-    log_ += line + "\n";
-  }
-  std::string logged() {
-    std::lock_guard lock(log_mutex_);
-    return log_;
-  }
-
-  replay::MemoryReplayStore games_;
-  replay::MemoryModelStore models_;
-  metrics::Registry server_metrics_;
-  std::unique_ptr<replay_service::ReplayServer> server_;
-  std::unique_ptr<rpc::ModelRegistryClient> client_;
-  std::mutex log_mutex_;
-  std::string log_;
-};
+class ModelRefusalTest : public testing::InProcessRegistryTest {};
 
 TEST_F(ModelRefusalTest, SelfplaySkipsABombCountsItAndTakesUpTheNextGoodVersion) {
   publish(1, tiny_model(1));

@@ -8,63 +8,26 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "chessrl/metrics/registry.h"
-#include "chessrl/nn/checkpoint.h"
-#include "chessrl/nn/torch_network.h"
-#include "chessrl/replay/memory_store.h"
 #include "chessrl/rpc/clients.h"
 #include "model_follower.h"
-#include "replay_server.h"
-#include "service_test_util.h"
+#include "model_registry_fixture.h"
 
 namespace chessrl {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
+using testing::eventually;
+using testing::tiny_model;
 
-std::string tiny_model(std::uint64_t version) {
-  nn::Network network = nn::make_network({1, 8}, version);
-  nn::ModelInfo info;
-  info.version = static_cast<std::int64_t>(version);
-  return nn::serialize_checkpoint(nn::to_checkpoint(network, info));
-}
-
-template <class Condition>
-bool eventually(Condition condition, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = Clock::now() + timeout;
-  while (!condition()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
-
-class ModelFollowerTest : public ::testing::Test {
+class ModelFollowerTest : public testing::InProcessRegistryTest {
  protected:
-  ModelFollowerTest() : games_(1000) {
-    server_ = std::make_unique<replay_service::ReplayServer>(games_, models_, server_metrics_,
-                                                             testing::fast_server_options());
-    client_ =
-        std::make_unique<rpc::ModelRegistryClient>(testing::single_try_client(server_->port()));
-  }
-
-  void publish(std::uint64_t version) {
-    v1::ModelInfo info;
-    info.set_version(version);
-    info.set_step(version * 100);
-    auto published = client_->publish(info, tiny_model(version));
-    ASSERT_TRUE(published.ok()) << published.error();
-  }
   // Straight into the store, as a damaged copy: the CRC it names is not its bytes'.
   void publish_damaged(std::uint64_t version) {
     const std::string blob = tiny_model(version);
@@ -76,29 +39,6 @@ class ModelFollowerTest : public ::testing::Test {
     auto published = models_.publish(meta, blob);
     ASSERT_TRUE(published.ok()) << published.error();
   }
-  // GetModel calls the registry answered (it sends the bytes; the client checks them).
-  double downloads() const {
-    const std::string text = server_metrics_.serialize();
-    const std::string key = "chessrl_replay_rpc_requests_total{code=\"OK\",method=\"GetModel\"} ";
-    const auto at = text.find(key);
-    return at == std::string::npos ? 0 : std::atof(text.c_str() + at + key.size());
-  }
-  void log(const std::string& line) {
-    std::lock_guard lock(log_mutex_);
-    log_ += line + "\n";
-  }
-  std::string logged() {
-    std::lock_guard lock(log_mutex_);
-    return log_;
-  }
-
-  replay::MemoryReplayStore games_;
-  replay::MemoryModelStore models_;
-  metrics::Registry server_metrics_;
-  std::unique_ptr<replay_service::ReplayServer> server_;
-  std::unique_ptr<rpc::ModelRegistryClient> client_;
-  std::mutex log_mutex_;
-  std::string log_;
 };
 
 TEST_F(ModelFollowerTest, ADamagedVersionIsSkippedOnceAndTheNextGoodOneTakenUp) {
@@ -108,8 +48,7 @@ TEST_F(ModelFollowerTest, ADamagedVersionIsSkippedOnceAndTheNextGoodOneTakenUp) 
   nn::TorchBackendOptions torch;
   torch.threads = 1;
   selfplay_service::ModelFollower follower(
-      testing::single_try_client(server_->port()), torch,
-      [this](const std::string& line) { log(line); }, {},
+      testing::single_try_client(port()), torch, [this](const std::string& line) { log(line); }, {},
       [&](std::uint64_t, const std::string& reason) {
         std::lock_guard lock(skipped_mutex);
         ++skipped_by_reason[reason];
