@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/refusing_port.h"
 #include "chessrl/replay/redis_server.h"
 #include "redis_test_util.h"
 
@@ -302,8 +303,9 @@ TEST(RedisServerHelper, KeepsThePasswordOffCommandLines) {
 }
 
 TEST(RedisStoreUnreachable, FailsFastAndBacksOff) {
+  const chessrl::testing::RefusingPort nobody;  // no Redis: connects are refused
   RedisOptions options;
-  options.port = chessrl::replay::free_port();  // nothing listens there
+  options.port = nobody.port();
   options.backoff_min = 500ms;
   options.backoff_max = 1000ms;
   RedisReplayStore store(options);
