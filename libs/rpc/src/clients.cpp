@@ -133,6 +133,14 @@ std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
               static_cast<int>(options.reconnect_backoff_min.count()));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(options.reconnect_backoff_max.count()));
+  if (options.keepalive_time.count() > 0) {
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(options.keepalive_time.count()));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                static_cast<int>(options.keepalive_timeout.count()));
+    // Keep pinging through a long quiet call (a model watch): gRPC's default
+    // stops after two pings without data.
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  }
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
   if (options.security.tls && !options.security.tls_server_name.empty()) {

@@ -27,6 +27,9 @@ ReplayServer::ReplayServer(replay::ReplayStore& store, replay::ModelStore& model
   builder.AddListeningPort(options_.listen, credentials, &port_);
   builder.RegisterService(&replay_service_);
   builder.RegisterService(&registry_service_);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             static_cast<int>(options_.keepalive_min_ping_interval.count()));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   server_ = builder.BuildAndStart();

@@ -26,6 +26,10 @@ struct ReplayServerOptions {
   ModelRegistryOptions models;
   int max_message_bytes = 64 << 20;
   std::chrono::milliseconds monitor_interval{1000};
+  // The shortest gap between a client's keepalive pings the server accepts
+  // (rpc::ClientOptions::keepalive_time is 10 s); gRPC's default, 5 min, would
+  // answer the clients' pings with GOAWAY "too_many_pings".
+  std::chrono::milliseconds keepalive_min_ping_interval{5000};
   // Bearer tokens every call must carry (none: open; see chessrl/rpc/auth.h).
   // The standard health service stays open: probes carry no token.
   rpc::ServerAuth auth;

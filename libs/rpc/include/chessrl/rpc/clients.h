@@ -52,6 +52,15 @@ struct ClientOptions {
   // of a server that was down for minutes would stay away minutes longer).
   std::chrono::milliseconds reconnect_backoff_min{500};
   std::chrono::milliseconds reconnect_backoff_max{2000};
+  // HTTP/2 keepalive: while a call is open, the channel pings the server after
+  // `keepalive_time` without traffic and drops the connection when no answer
+  // comes within `keepalive_timeout`; the next call connects afresh. Without
+  // it, a connection whose server vanished without a reset (a pod whose
+  // network went with it, a host gone) looks open for minutes and every call
+  // on it runs into its deadline. Servers must allow pings this often
+  // (ReplayServerOptions::keepalive_min_ping_interval). 0: no keepalive.
+  std::chrono::milliseconds keepalive_time{10000};
+  std::chrono::milliseconds keepalive_timeout{5000};
   int max_message_bytes = 64 << 20;
   // GetModel refuses a model larger than this as soon as its first chunk
   // names its size, before the rest arrives.
