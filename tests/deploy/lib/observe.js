@@ -64,7 +64,8 @@ async function redisOr(cluster, podName, args, fallback) {
 }
 
 // The acknowledged-games logs of every self-play pod there ever was (deleted pods' emptyDirs
-// are kept under deleted-pods/): [{pod, id, status}]
+// are kept under deleted-pods/): [{pod, id, status, source, file}], each file in its own
+// order (the order its pod saw the acknowledgements).
 function ackedGames(cluster, file) {
   const out = [];
   for (const base of ['pods', 'deleted-pods']) {
@@ -76,7 +77,7 @@ function ackedGames(cluster, file) {
       const pod = base === 'pods' ? podDir : podDir.replace(/-[0-9]+$/, '');
       for (const line of fs.readFileSync(f, 'utf8').split('\n')) {
         const [id, status] = line.trim().split(/\s+/);
-        if (id && status) out.push({ pod, id, status, source: base });
+        if (id && status) out.push({ pod, id, status, source: base, file: `${base}/${podDir}` });
       }
     }
   }
