@@ -13,116 +13,27 @@ checkpoint. Usage: local_e2e_test.py <path to the chessrl tool>
 """
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+
+from local_harness import (Run, fail, last_start, latest_checkpoint_step, log, samples,
+                           scrape_text, tiny_args)
 
 SCANNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
                        "secrets-in-cmdlines.py")
 
-TINY = [
-    "--net", "1x8", "--visits", "8", "--reduced-visits", "4", "--full-fraction", "0.5",
-    "--concurrent", "8", "--max-plies", "60", "--window", "20000", "--batch-size", "64",
-    "--publish-every", "10", "--checkpoint-every", "10", "--min-window", "200",
-    "--max-reuse", "100", "--eval-visits", "4", "--eval-pairs", "1", "--anchor-pairs", "1",
-    "--status-every", "1",
-]
-
-
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
-
-
-def log(message):
-    print(message, flush=True)
-
-
-def scrape(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
-        return reply.read().decode()
-
-
-def samples(text):
-    out = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        key, _, value = line.rpartition(" ")
-        try:
-            out[key] = float(value)
-        except ValueError:
-            pass
-    return out
-
-
-def start(tool, run_dir, extra=()):
-    return subprocess.Popen([tool, "local", "--dir", run_dir, *TINY, *extra],
-                            stdout=subprocess.PIPE, text=True)
-
-
-def read_state(run_dir, proc, timeout=60):
-    path = os.path.join(run_dir, "local.json")
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            fail(f"chessrl local exited early with {proc.returncode}")
-        if os.path.exists(path):
-            try:
-                with open(path) as f:
-                    state = json.load(f)
-                if any(c["name"] == "evaluator" for c in state["children"]):
-                    return state
-            except ValueError:
-                pass
-        time.sleep(0.5)
-    fail("local.json did not appear")
-
-
-def redis_keys(run_dir, state):
-    with open(os.path.join(run_dir, "redis", "password")) as f:
-        password = f.read().strip()
-    out = subprocess.run(["redis-cli", "-p", str(state["redis_port"]), "DBSIZE"],
-                         env={**os.environ, "REDISCLI_AUTH": password},
-                         capture_output=True, text=True, timeout=10)
-    return int(out.stdout.strip() or 0)
-
-
-def stop(proc, state, timeout=150):
-    proc.send_signal(signal.SIGINT)
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        fail(f"chessrl local did not stop within {timeout} s of SIGINT")
-    if proc.returncode != 0:
-        fail(f"chessrl local exited with {proc.returncode} after SIGINT")
-    for child in state["children"]:
-        try:
-            os.kill(child["pid"], 0)
-            fail(f"{child['name']} (pid {child['pid']}) is still running after chessrl local ended")
-        except ProcessLookupError:
-            pass
-    return output
-
-
-def latest_checkpoint_step(run_dir):
-    steps = [int(m.group(1)) for name in os.listdir(os.path.join(run_dir, "checkpoints"))
-             if (m := re.fullmatch(r"ckpt-(\d+)\.chrl", name))]
-    return max(steps) if steps else 0
+TINY = tiny_args(window=20000)
 
 
 def main():
     tool = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="chessrl-e2e-") as tmp:
         run_dir = os.path.join(tmp, "run")
-        proc = start(tool, run_dir)
-        state = read_state(run_dir, proc)
-        ports = {c["name"]: c["metrics_port"] for c in state["children"] if "metrics_port" in c}
+        run = Run(tool, run_dir, TINY)
+        state = run.wait_ready()
+        ports = run.metrics_ports()
         log("children: " + ", ".join(f"{n} :{p}" for n, p in sorted(ports.items())))
 
         # Secrets: owner-only from the start, and on no command line.
@@ -152,18 +63,17 @@ def main():
         texts = {}
         while len(met) < len(want):
             if time.time() > deadline:
-                stop(proc, state)
+                run.stop()
                 fail("not reached within 300 s: " + ", ".join(k for k in want if k not in met))
-            if proc.poll() is not None:
-                fail(f"chessrl local exited with {proc.returncode} while running")
+            run.alive("while running")
             try:
-                texts = {name: scrape(port) for name, port in ports.items()}
+                texts = {name: scrape_text(port) for name, port in ports.items()}
             except OSError as e:
                 log(f"scrape failed ({e}); retrying")
                 time.sleep(1)
                 continue
             parsed = {name: samples(text) for name, text in texts.items()}
-            keys = redis_keys(run_dir, state)
+            keys = int((run.redis("DBSIZE") or "0").strip() or 0)
             for what, check in want.items():
                 if what not in met and check(parsed, keys):
                     met[what] = time.time() - started
@@ -183,7 +93,7 @@ def main():
                 fail(f"promtool check metrics failed for {name}:\n{check.stdout}{check.stderr}")
             log(f"ok: promtool check metrics: {name} ({len(text.splitlines())} lines)")
 
-        output = stop(proc, state)
+        output = run.stop()
         last = [line for line in output.splitlines() if "games" in line]
         if not last:
             fail("no status line printed")
@@ -210,26 +120,25 @@ def main():
         # A second run resumes from that checkpoint.
         if os.path.exists(os.path.join(run_dir, "local.json")):
             fail("local.json (the last run's ports and pids) is still there after a clean stop")
-        proc = start(tool, run_dir)
-        state = read_state(run_dir, proc)
+        run = Run(tool, run_dir, TINY)
+        state = run.wait_ready()
         if state.get("started_ms") != first_started:
             fail(f"the resumed run's started_ms {state.get('started_ms')} is not the first run's "
                  f"{first_started}")
-        port = next(c["metrics_port"] for c in state["children"] if c["name"] == "trainer-0")
+        port = run.metrics_ports()["trainer-0"]
         deadline = time.time() + 120
         resumed_step = None
         while time.time() < deadline:
-            with open(os.path.join(run_dir, "logs", "trainer-0.log")) as f:
-                resumed = "resuming from" in f.read().split("==== chessrl local: starting")[-1]
+            resumed = "resuming from" in last_start(os.path.join(run_dir, "logs", "trainer-0.log"))
             try:
-                current = samples(scrape(port)).get("chessrl_trainer_step")
+                current = samples(scrape_text(port)).get("chessrl_trainer_step")
             except OSError:
                 current = None
             if resumed and current is not None and current >= step:
                 resumed_step = current
                 break
             time.sleep(1)
-        stop(proc, state)
+        run.stop()
         if resumed_step is None:
             with open(os.path.join(run_dir, "logs", "trainer-0.log")) as f:
                 tail = "".join(f.readlines()[-25:])

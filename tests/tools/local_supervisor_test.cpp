@@ -130,5 +130,35 @@ TEST_F(SupervisorTest, AChildThatCannotStartIsAnError) {
   EXPECT_NE(started.error().find("/nonexistent/program"), std::string::npos) << started.error();
 }
 
+// chessrl local starts a child on port 0, reads the port it chose from its
+// log, and pins it: the restarts run the pinned command line.
+TEST_F(SupervisorTest, ARestartRunsTheCommandLineSetSinceLaunch) {
+  Supervisor s(fast(), registry_);
+  ASSERT_TRUE(s.launch(sh("server", "echo listen=0; exec sleep 60")).ok());
+  s.set_argv("server", {"/bin/sh", "-c", "echo listen=4242; exec sleep 60"});
+  ::kill(s.child("server")->pid(), SIGKILL);
+  ASSERT_TRUE(poll_until(s, [](const Supervisor::Poll& p) { return p.restarted; }).restarted);
+  const std::string log = s.child("server")->log_tail(20);
+  EXPECT_NE(log.find("listen=4242"), std::string::npos) << log;
+  s.stop_all();
+}
+
+// A first start that failed where the caller saw it (redis-server on a port
+// taken meanwhile) starts again at once, not counted as a restart.
+TEST_F(SupervisorTest, StartAgainIsNotARestart) {
+  Supervisor s(fast(), registry_);
+  auto first = s.launch(sh("redis", "exit 1"));
+  ASSERT_TRUE(first.ok());
+  while (!(*first)->exited()) std::this_thread::sleep_for(5ms);
+  s.set_argv("redis", {"/bin/sh", "-c", "exec sleep 60"});
+  auto again = s.start_again("redis");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_FALSE((*again)->exited());
+  EXPECT_EQ(s.restarts("redis"), 0);
+  EXPECT_FALSE(s.start_again("redis").ok());  // still running
+  EXPECT_FALSE(s.start_again("nobody").ok());
+  s.stop_all();
+}
+
 }  // namespace
 }  // namespace chessrl::tool

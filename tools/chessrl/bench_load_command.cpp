@@ -19,12 +19,14 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "bench_replay_shared.h"
 #include "bench_util.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/subprocess.h"
@@ -33,6 +35,7 @@
 #include "chessrl/rpc/clients.h"
 #include "commands.h"
 #include "local_children.h"
+#include "local_ports.h"
 
 namespace chessrl::tool {
 namespace {
@@ -332,23 +335,29 @@ std::unique_ptr<Child> restart_redis(const replay::RedisServer& redis, std::chro
 RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::Game>& pool) {
   RunResult r;
   r.scenario = kill_redis ? "Redis SIGKILL + restart" : "steady";
-  replay::RedisServer::Options redis_options;
-  redis_options.password = "chessrl-bench-load";
-  redis_options.appendfsync = "always";
-  auto redis = replay::RedisServer::start(redis_options);
-  const int port = replay::free_port();
+  auto redis = start_bench_redis("chessrl-bench-load", "always");
   ChildSpec spec;
   spec.name = "replay";
   spec.argv = {find_service_binary("chessrl-replay", o.bin_dir).value_or_throw(), "--listen",
-               "127.0.0.1:" + std::to_string(port), "--metrics-listen", "off", "--redis-port",
+               "127.0.0.1:0", "--metrics-listen", "off", "--redis-port",
                std::to_string(redis->port()), "--redis-connections", "16", "--window-positions",
                "68719476736"};  // 2^36: nothing is evicted, so every game stays checkable
   spec.env = {{"CHESSRL_REDIS_PASSWORD", redis->password()}};
   spec.log_path = redis->dir() + "/chessrl-replay.log";
   auto service = Child::start(spec).value_or_throw();
+  // It binds a port the kernel picks and names it in its log: no number picked
+  // beforehand that another process could take first.
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  std::optional<int> port;
+  while (!(port = logged_port(spec.log_path, 0, "serving gRPC on port "))) {
+    if (service->exited() || Clock::now() > deadline)
+      throw Error("bench load: chessrl-replay did not say its port (" + service->status() +
+                  "); its log:\n" + service->log_tail(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 
   rpc::ClientOptions client_options;
-  client_options.address = "127.0.0.1:" + std::to_string(port);
+  client_options.address = "127.0.0.1:" + std::to_string(*port);
   client_options.attempts = 1;  // retries are ours, counted
   client_options.deadline = std::chrono::seconds(20);
   {
@@ -491,13 +500,7 @@ void print_results(const LoadOptions& o, std::vector<RunResult>& runs) {
 }
 
 int run_load_bench(const LoadOptions& o) {
-  replay::SyntheticGameOptions game_options;
-  game_options.max_plies = o.plies;
-  game_options.target_fraction = o.target_fraction;
-  game_options.producer = "bench-load";
-  std::vector<v1::Game> pool;
-  for (int i = 0; i < 256; ++i)
-    pool.push_back(replay::make_synthetic_game(static_cast<std::uint64_t>(i), game_options));
+  const std::vector<v1::Game> pool = synthetic_game_pool(o.plies, o.target_fraction, "bench-load");
   std::printf("chessrl bench load: chessrl-replay over a private redis-server (appendfsync always), "
               "%d producers (%d games per PushGames) and %d samplers (%d positions per Sample) "
               "for %.0f s\n\n",
@@ -530,18 +533,7 @@ void add_bench_load_command(CLI::App& bench) {
   cmd->add_option("--seconds", o->seconds, "length of each run")
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
-  cmd->add_option("--push-batch", o->push_batch, "games per PushGames call")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  cmd->add_option("--sample", o->sample_count, "positions per Sample call")
-      ->check(CLI::Range(1, 16384))
-      ->capture_default_str();
-  cmd->add_option("--plies", o->plies, "length of the synthetic games (at most)")
-      ->check(CLI::Range(2, 1024))
-      ->capture_default_str();
-  cmd->add_option("--target-fraction", o->target_fraction, "share of moves that are training positions")
-      ->check(CLI::Range(0.01, 1.0))
-      ->capture_default_str();
+  add_game_options(*cmd, o->push_batch, 256, o->sample_count, o->plies, o->target_fraction);
   cmd->add_option("--scenario", o->scenario,
                   "steady (plain), Redis killed with SIGKILL at a third of the run and restarted "
                   "(kill), or one after the other (both)")

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_replay_shared.h"
 #include "bench_util.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/subprocess.h"
@@ -94,10 +95,7 @@ PhaseResult run_phase(int clients, double seconds, Work&& work) {
 }
 
 void run_replay_bench(const ReplayBenchOptions& o) {
-  replay::RedisServer::Options redis_options;
-  redis_options.password = "chessrl-bench";
-  redis_options.appendfsync = o.appendfsync;
-  auto redis = replay::RedisServer::start(redis_options);
+  auto redis = start_bench_redis("chessrl-bench", o.appendfsync);
   replay::RedisOptions store_options;
   store_options.port = redis->port();
   store_options.password = redis->password();
@@ -114,17 +112,10 @@ void run_replay_bench(const ReplayBenchOptions& o) {
 
   // Unique games for every push of every repeat: ids never repeat, so every
   // push stores (no duplicates) and the window fills like real self-play.
-  replay::SyntheticGameOptions game_options;
-  game_options.max_plies = o.plies;
-  game_options.target_fraction = o.target_fraction;
-  const int pool_size = 256;
-  std::vector<v1::Game> pool;
+  const std::vector<v1::Game> pool = synthetic_game_pool(o.plies, o.target_fraction, "synthetic");
   double positions_per_game = 0;
-  for (int i = 0; i < pool_size; ++i) {
-    pool.push_back(replay::make_synthetic_game(static_cast<std::uint64_t>(i), game_options));
-    positions_per_game += pool.back().targets_size();
-  }
-  positions_per_game /= pool_size;
+  for (const v1::Game& game : pool) positions_per_game += game.targets_size();
+  positions_per_game /= double(pool.size());
   std::atomic<std::uint64_t> next_id{0};
 
   std::printf("chessrl bench replay: redis-server on 127.0.0.1:%d (AUTH, appendfsync %s), "
@@ -220,19 +211,7 @@ void add_bench_replay_command(CLI::App& bench) {
   cmd->add_option("--clients", o->clients, "concurrent gRPC clients")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--push-batch", o->push_batch, "games per PushGames call")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  cmd->add_option("--sample", o->sample_count, "positions per Sample call")
-      ->check(CLI::Range(1, 16384))
-      ->capture_default_str();
-  cmd->add_option("--plies", o->plies, "length of the synthetic games (at most)")
-      ->check(CLI::Range(2, 1024))
-      ->capture_default_str();
-  cmd->add_option("--target-fraction", o->target_fraction,
-                  "share of moves that are training positions")
-      ->check(CLI::Range(0.01, 1.0))
-      ->capture_default_str();
+  add_game_options(*cmd, o->push_batch, 1024, o->sample_count, o->plies, o->target_fraction);
   cmd->add_option("--seconds", o->seconds, "length of each phase")
       ->check(CLI::Range(0.2, 600.0))
       ->capture_default_str();

@@ -18,7 +18,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -38,8 +40,9 @@
 #include "local_children.h"
 #include "local_defaults.h"
 #include "local_options.h"
-#include "local_supervisor.h"
+#include "local_ports.h"
 #include "local_status.h"
+#include "local_supervisor.h"
 
 namespace chessrl::tool {
 namespace {
@@ -62,9 +65,12 @@ std::vector<std::string> with_words(std::vector<std::string> argv,
   return with_words(std::move(argv), extra);
 }
 
+// The ports of the run. The replay service, the metrics endpoints and
+// Prometheus listen on port 0 at their first start (replay on --port when
+// given) and say in their logs which port the kernel chose; restarts keep that
+// number. Redis and the Gloo rendezvous take a number from pick_port().
 struct Ports {
-  int redis = 0, replay = 0, replay_metrics = 0, master = 0, evaluator_metrics = 0, prometheus = 0;
-  std::vector<int> trainer_metrics, selfplay_metrics;
+  int redis = 0, replay = 0, replay_metrics = 0, master = 0, prometheus = 0;
 };
 
 std::string random_password() {
@@ -117,13 +123,24 @@ class LocalRun {
 
  private:
   void make_dirs();
-  void plan_ports();
+  void start_redis(const std::string& program, const std::string& password);
   void write_state() const;
   Result<Child*> launch(const std::string& name, std::vector<std::string> argv,
                         std::vector<std::pair<std::string, std::string>> env = {},
                         bool optional = false);
+  // The port `name` names after `key` in its log since its launch, waiting up
+  // to `patience` while supervising. nullopt on a crash loop (said), at the
+  // deadline (said unless `quiet_timeout`) or when a stop is asked.
+  std::optional<int> await_port(const std::string& name, const std::string& key,
+                                std::chrono::seconds patience, const StopSignals& stop,
+                                bool quiet_timeout = false);
+  // Keeps `port` for `name`'s restarts: its command line's `flag` address.
+  void pin_port(const std::string& name, const std::string& flag, int port) {
+    argv_[name] = with_port(argv_[name], flag, port);
+    supervisor_.set_argv(name, argv_[name]);
+  }
   bool wait_healthy(const std::string& name, int port, const StopSignals& stop);
-  void start_prometheus();
+  void start_prometheus(const StopSignals& stop);
   Scrape scrape() const;
   // The status line with the restarts so far, e.g. "... | restarts redis ↻1".
   std::string with_restarts(const std::string& line) const {
@@ -144,13 +161,16 @@ class LocalRun {
   Supervisor supervisor_;
   std::unique_ptr<metrics::Exposer> exposer_;
   std::vector<std::pair<std::string, int>> metrics_ports_;  // child name -> port
+  std::map<std::string, std::vector<std::string>> argv_;    // child name -> its command line
+  std::map<std::string, std::uintmax_t> log_from_;  // child name -> its log's size at launch
   bool prometheus_started_ = false;
+  bool ready_ = false;           // every child launched and its ports known
   std::int64_t started_ms_ = 0;  // unix ms when training in this directory began
 };
 
 // run/prometheus/prometheus.yml: every child a target, labelled as the chart's
 // scrape configs label a pod (instance = its name), with the chart's rules.
-void LocalRun::start_prometheus() {
+void LocalRun::start_prometheus(const StopSignals& stop) {
   const auto program = find_program("prometheus");
   if (!program) {
     std::fprintf(stderr,
@@ -182,13 +202,26 @@ void LocalRun::start_prometheus() {
   conf.close();
   auto child = launch("prometheus", {*program, "--config.file=" + (dir / "prometheus.yml").string(),
                                      "--storage.tsdb.path=" + (dir / "data").string(),
-                                     "--web.listen-address=" + listen(ports_.prometheus)},
+                                     "--web.listen-address=" + listen(0)},
                       {}, /*optional=*/true);
   if (!child.ok()) {
     std::fprintf(stderr, "chessrl local: prometheus did not start (%s): no graphs this run\n",
                  child.error().c_str());
     return;
   }
+  // Its web server's log line names the address it bound.
+  const auto port =
+      await_port("prometheus", "msg=\"Listening on\" address=127.0.0.1:", std::chrono::seconds(30),
+                 stop, /*quiet_timeout=*/true);
+  if (!port) {
+    std::fprintf(stderr,
+                 "chessrl local: prometheus did not say its port within 30 s (log %s): "
+                 "no graphs this run\n",
+                 log_path("prometheus").c_str());
+    return;
+  }
+  ports_.prometheus = *port;
+  pin_port("prometheus", "--web.listen-address", *port);
   prometheus_started_ = true;
 }
 
@@ -210,15 +243,46 @@ void LocalRun::make_dirs() {
   }
 }
 
-void LocalRun::plan_ports() {
-  ports_.redis = replay::free_port();
-  ports_.replay = replay::free_port();
-  ports_.replay_metrics = replay::free_port();
-  ports_.master = replay::free_port();
-  ports_.evaluator_metrics = replay::free_port();
-  if (!o_.no_prometheus) ports_.prometheus = replay::free_port();
-  for (int r = 0; r < o_.trainers; ++r) ports_.trainer_metrics.push_back(replay::free_port());
-  for (int i = 0; i < o_.selfplay; ++i) ports_.selfplay_metrics.push_back(replay::free_port());
+// redis-server on a port from pick_port(), with its data in run/redis (AOF: a
+// second run resumes), until it accepts connections. It cannot listen on port
+// 0 and say which port it got, so when another process holds the number it
+// exits ("Address already in use") and starts again on another one. The
+// supervisor's restarts then keep that number (redis.conf).
+void LocalRun::start_redis(const std::string& program, const std::string& password) {
+  const std::string conf_path = (root_ / "redis" / "redis.conf").string();
+  const std::string log = log_path("redis");
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    ports_.redis = pick_port();
+    // redis.conf holds the password (requirepass): created 0600, and
+    // redis-server gets only its path, so ps shows no password.
+    std::ostringstream conf;
+    conf << "port " << ports_.redis << "\nbind 127.0.0.1\ndir " << (root_ / "redis").string()
+         << "\nrequirepass " << password
+         << "\nappendonly yes\nappendfsync always\nsave \"\"\ndaemonize no\n"
+            "protected-mode yes\nlogfile \"\"\n";
+    write_private_file(conf_path, conf.str()).value_or_throw();
+    const std::uintmax_t from = log_size(log);
+    Child* child = attempt == 1 ? launch("redis", {program, conf_path}).value_or_throw()
+                                : supervisor_.start_again("redis").value_or_throw();
+    // Loading a large AOF on a second run takes a while.
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    for (;;) {
+      const std::string said = log_since(log, from);
+      if (said.find("Ready to accept connections") != std::string::npos) return;
+      if (child->exited()) {
+        if (attempt < kAttempts && said.find("Address already in use") != std::string::npos) break;
+        throw Error("redis-server exited at start (" + child->status() + "); the end of " + log +
+                    ":\n" + child->log_tail(20));
+      }
+      if (Clock::now() > deadline)
+        throw Error("redis-server did not accept connections within 120 s; see " + log);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!o_.quiet)
+      std::fprintf(stderr, "chessrl local: port %d was taken; starting Redis on another\n",
+                   ports_.redis);
+  }
 }
 
 // run/local.json: where everything is, for people and the e2e test.
@@ -228,6 +292,8 @@ void LocalRun::write_state() const {
   state["replay"] = listen(ports_.replay);
   state["redis_port"] = ports_.redis;
   state["started_ms"] = started_ms_;
+  // Every child started and its metrics port known (each child's metrics_port).
+  state["ready"] = ready_;
   if (prometheus_started_) state["prometheus"] = "http://127.0.0.1:" + std::to_string(ports_.prometheus);
   if (exposer_) state["metrics_port"] = exposer_->port();  // chessrl local's own /metrics
   nlohmann::json children = nlohmann::json::array();
@@ -251,8 +317,30 @@ void LocalRun::write_state() const {
 Result<Child*> LocalRun::launch(const std::string& name, std::vector<std::string> argv,
                                 std::vector<std::pair<std::string, std::string>> env,
                                 bool optional) {
+  argv_[name] = argv;
+  log_from_[name] = log_size(log_path(name));
   return supervisor_.launch(ChildSpec{name, std::move(argv), std::move(env), log_path(name)},
                             optional);
+}
+
+std::optional<int> LocalRun::await_port(const std::string& name, const std::string& key,
+                                        std::chrono::seconds patience, const StopSignals& stop,
+                                        bool quiet_timeout) {
+  const auto deadline = Clock::now() + patience;
+  while (Clock::now() < deadline && !stop.requested()) {
+    if (auto port = logged_port(log_path(name), log_from_[name], key)) return port;
+    const auto polled = supervisor_.poll();
+    if (polled.stop_reason) {
+      std::fprintf(stderr, "chessrl local: %s", polled.stop_reason->c_str());
+      return std::nullopt;
+    }
+    stop.wait_for(std::chrono::milliseconds(50));
+  }
+  if (!stop.requested() && !quiet_timeout)
+    std::fprintf(stderr, "chessrl local: %s did not say its port (\"%s\") in %lld s; see %s\n",
+                 name.c_str(), key.c_str(), static_cast<long long>(patience.count()),
+                 log_path(name).c_str());
+  return std::nullopt;
 }
 
 // Until `name` answers /healthz on `port` (60 s at most), supervising all the
@@ -288,7 +376,7 @@ Scrape LocalRun::scrape() const {
 
 int LocalRun::run(const StopSignals& stop) {
   make_dirs();
-  plan_ports();
+  ports_.master = pick_port();  // the Gloo rendezvous of rank 0 (with --trainers 2 or more)
   // Its own /metrics (the restarts per child) on a port the kernel picks.
   metrics::add_build_info(registry_);
   exposer_ = std::make_unique<metrics::Exposer>(registry_, "127.0.0.1:0");
@@ -309,22 +397,12 @@ int LocalRun::run(const StopSignals& stop) {
   // Redis, with its data kept in run/redis (AOF: a second run resumes).
   const auto redis_program = find_program("redis-server");
   if (!redis_program) throw Error("redis-server not found: install it (scripts/install-deps.sh)");
-  // redis.conf holds the password (requirepass): created 0600, and redis-server
-  // gets only its path, so ps shows no password.
-  {
-    std::ostringstream conf;
-    conf << "port " << ports_.redis << "\nbind 127.0.0.1\ndir " << (root_ / "redis").string()
-         << "\nrequirepass " << password
-         << "\nappendonly yes\nappendfsync always\nsave \"\"\ndaemonize no\n"
-            "protected-mode yes\nlogfile \"\"\n";
-    write_private_file((root_ / "redis" / "redis.conf").string(), conf.str()).value_or_throw();
-  }
-  launch("redis", {*redis_program, (root_ / "redis" / "redis.conf").string()}).value_or_throw();
+  start_redis(*redis_program, password);
 
   // The replay service over it; it reads the password from the run's file.
   launch("replay",
-                         with_words({binary("chessrl-replay"), "--listen", listen(ports_.replay),
-                          "--metrics-listen", listen(ports_.replay_metrics), "--store", "redis",
+                         with_words({binary("chessrl-replay"), "--listen", listen(o_.port),
+                          "--metrics-listen", listen(0), "--store", "redis",
                           "--redis-port", std::to_string(ports_.redis), "--redis-password-file",
                           (root_ / "redis" / "password").string(), "--window-positions",
                           std::to_string(o_.window)},
@@ -332,6 +410,20 @@ int LocalRun::run(const StopSignals& stop) {
                                     : std::vector<std::string>{"--auth-dir", auth.string()},
                          ""))
       .value_or_throw();
+  // Its line "serving gRPC on port N (...), metrics on port M" names both.
+  const auto replay_port =
+      await_port("replay", "serving gRPC on port ", std::chrono::seconds(60), stop);
+  const auto replay_metrics =
+      replay_port ? await_port("replay", "metrics on port ", std::chrono::seconds(5), stop)
+                  : std::nullopt;
+  if (!replay_port || !replay_metrics) {
+    supervisor_.stop_all();
+    return stop.requested() ? 0 : 1;
+  }
+  ports_.replay = *replay_port;
+  ports_.replay_metrics = *replay_metrics;
+  pin_port("replay", "--listen", ports_.replay);
+  pin_port("replay", "--metrics-listen", ports_.replay_metrics);
   metrics_ports_.push_back({"replay", ports_.replay_metrics});
   if (!wait_healthy("replay", ports_.replay_metrics, stop)) {
     supervisor_.stop_all();
@@ -351,7 +443,7 @@ int LocalRun::run(const StopSignals& stop) {
         {"GLOO_SOCKET_IFNAME", "lo"}};
     launch(name,
            with_words({binary("chessrl-trainer"), "--replay", listen(ports_.replay), "--metrics-listen",
-            listen(ports_.trainer_metrics[std::size_t(r)]), "--net", o_.net, "--batch-size",
+            listen(0), "--net", o_.net, "--batch-size",
             std::to_string(o_.batch_size / o_.trainers), "--optimizer", o_.optimizer, "--lr",
             std::to_string(o_.lr), "--checkpoint-dir", (root_ / "checkpoints").string(),
             "--checkpoint-every", std::to_string(o_.checkpoint_every), "--publish-every",
@@ -361,14 +453,13 @@ int LocalRun::run(const StopSignals& stop) {
            token("trainer"), o_.trainer_args),
            env)
         .value_or_throw();
-    metrics_ports_.push_back({name, ports_.trainer_metrics[std::size_t(r)]});
   }
 
   // Self-play: each replica its own name, so their seeds differ.
   for (int i = 0; i < o_.selfplay; ++i) {
     const std::string name = "selfplay-" + std::to_string(i);
     launch(name, with_words({binary("chessrl-selfplay"), "--replay", listen(ports_.replay), "--metrics-listen",
-                  listen(ports_.selfplay_metrics[std::size_t(i)]), "--replica", name, "--net",
+                  listen(0), "--replica", name, "--net",
                   o_.net, "--visits", std::to_string(o_.visits), "--reduced-visits",
                   std::to_string(o_.reduced_visits), "--full-fraction",
                   std::to_string(o_.full_fraction), "--concurrent", std::to_string(o_.concurrent),
@@ -379,13 +470,12 @@ int LocalRun::run(const StopSignals& stop) {
                   (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
                   (root_ / "stats" / (name + ".acked")).string()}, token("selfplay"), o_.selfplay_args))
         .value_or_throw();
-    metrics_ports_.push_back({name, ports_.selfplay_metrics[std::size_t(i)]});
   }
 
   // The evaluator.
   std::vector<std::string> evaluator = {
       binary("chessrl-evaluator"), "--registry", listen(ports_.replay), "--metrics-listen",
-      listen(ports_.evaluator_metrics), "--state-dir", (root_ / "evaluator").string(), "--visits",
+      listen(0), "--state-dir", (root_ / "evaluator").string(), "--visits",
       std::to_string(o_.eval_visits), "--leaves", std::to_string(std::min(o_.eval_visits, 8)),
       "--pairs", std::to_string(o_.eval_pairs), "--anchor-pairs",
       std::to_string(o_.anchor_pairs), "--anchors", o_.anchors, "--max-plies",
@@ -396,8 +486,22 @@ int LocalRun::run(const StopSignals& stop) {
   }
   for (auto& word : token("evaluator")) evaluator.push_back(std::move(word));
   launch("evaluator", with_words(std::move(evaluator), o_.evaluator_args)).value_or_throw();
-  metrics_ports_.push_back({"evaluator", ports_.evaluator_metrics});
-  if (!o_.no_prometheus) start_prometheus();
+  write_state();  // the children's pids; their metrics ports once they say them
+  // Each says "metrics on port N" once its /metrics listens (on port 0 at this
+  // first start); its restarts keep that port.
+  for (const std::string& name : supervisor_.names()) {
+    if (name == "redis" || name == "replay") continue;
+    const auto port = await_port(name, "metrics on port ", std::chrono::seconds(60), stop);
+    if (!port) {
+      supervisor_.stop_all();
+      fs::remove(root_ / "local.json");
+      return stop.requested() ? 0 : 1;
+    }
+    pin_port(name, "--metrics-listen", *port);
+    metrics_ports_.push_back({name, *port});
+  }
+  if (!o_.no_prometheus) start_prometheus(stop);
+  ready_ = true;
   write_state();
   for (const auto& [name, port] : metrics_ports_)
     say(name + ": http://127.0.0.1:" + std::to_string(port) + "/metrics");

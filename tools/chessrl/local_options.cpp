@@ -6,6 +6,11 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
   cmd.add_option("--dir", o.dir, "Everything the run writes goes here; a second run resumes")
       ->capture_default_str();
   cmd.add_option("--bin-dir", o.bin_dir, "Where the chessrl-* binaries are (default: found)");
+  cmd.add_option("--port", o.port,
+                 "The replay service's gRPC port on 127.0.0.1 (0: one the kernel picks; kept "
+                 "when the service is restarted)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
   cmd.add_option("--selfplay", o.selfplay, "Self-play processes")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

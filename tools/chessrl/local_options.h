@@ -50,6 +50,9 @@ struct LocalOptions {
   bool no_prometheus = false;
   // Bearer tokens on the replay service and registry (run/auth, one per role).
   bool no_auth = false;
+  // The replay service's gRPC port on 127.0.0.1; 0: one the kernel picks. Kept
+  // across restarts of the replay service either way.
+  int port = 0;
   std::string prometheus_rules = std::string(CHESSRL_SOURCE_DIR) + "/helm/rules/chess-rl.yaml";
 };
 

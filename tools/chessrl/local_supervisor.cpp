@@ -78,6 +78,24 @@ Result<Child*> Supervisor::launch(ChildSpec spec, bool optional) {
   return children_.back()->process.get();
 }
 
+Supervisor::Supervised* Supervisor::find(const std::string& name) const {
+  for (const auto& s : children_)
+    if (s->spec.name == name) return s.get();
+  return nullptr;
+}
+
+void Supervisor::set_argv(const std::string& name, std::vector<std::string> argv) {
+  if (Supervised* s = find(name)) s->spec.argv = std::move(argv);
+}
+
+Result<Child*> Supervisor::start_again(const std::string& name) {
+  Supervised* s = find(name);
+  if (s == nullptr) return fail("no child named " + name);
+  if (!s->waiting && !s->process->exited()) return fail(name + " is still running");
+  if (auto started = start(*s); !started.ok()) return fail(started.error());
+  return s->process.get();
+}
+
 void Supervisor::on_exit(Supervised& s, Clock::time_point now, const std::string& status,
                          Poll& poll) {
   s.up->set(0);

@@ -44,6 +44,17 @@ class Supervisor {
   // cannot be started at all (not executable, log not writable).
   Result<Child*> launch(ChildSpec spec, bool optional = false);
 
+  // The command line `name`'s restarts use from now on: chessrl local starts
+  // a child on port 0 and, once its log names the port the kernel chose, pins
+  // that number, so that the others keep reaching it at the same address.
+  void set_argv(const std::string& name, std::vector<std::string> argv);
+
+  // Starts `name` again at once, not counted as a restart, after its first
+  // start failed and was seen by the caller, not by poll() (redis-server on a
+  // port another process held: chessrl local tries another number). Fails
+  // when it is still running or cannot be started.
+  Result<Child*> start_again(const std::string& name);
+
   // Reaps children that exited and restarts those whose backoff is over.
   // Returns the reason the run must stop (a crash loop, with the end of that
   // child's log), or nullopt. `restarted` is set when a pid changed.
@@ -76,6 +87,7 @@ class Supervisor {
   // or, on a crash loop, set poll.stop_reason (or give an optional child up).
   void on_exit(Supervised& s, Clock::time_point now, const std::string& status, Poll& poll);
   Result<void> start(Supervised& s);
+  Supervised* find(const std::string& name) const;
 
   RestartPolicy policy_;
   metrics::Registry& registry_;

@@ -1,0 +1,42 @@
+// Ports of child processes without bind-close-reuse: a child told to listen on
+// port 0 binds a port the kernel picks and says which in its log ("serving
+// gRPC on port N", "metrics on port N"); these read it back. For the servers
+// that cannot say (redis-server, a Gloo rendezvous), pick_port() picks a
+// number to try, and the caller starts again on another one on a collision.
+// Used by `chessrl local` and `chessrl bench load`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace chessrl::tool {
+
+// The size of the file at `path` now, 0 when there is none: where the lines of
+// a start about to begin will be in a log that earlier starts appended to.
+std::uintmax_t log_size(const std::string& path);
+
+// The text of the log at `path` from byte `from` on ("" when unreadable).
+std::string log_since(const std::string& path, std::uintmax_t from);
+
+// The number after the last `key` (e.g. "metrics on port ") in the log at
+// `path` from byte `from` on (the last: a child started again since says it
+// anew); nullopt while there is none.
+std::optional<int> logged_port(const std::string& path, std::uintmax_t from,
+                               const std::string& key);
+
+// A port number to try for a server that cannot listen on port 0 and report
+// it: random, below the kernel's ephemeral range (/proc/sys/net/ipv4/
+// ip_local_port_range), so none of the ports the kernel hands out for port 0
+// or outgoing connections; only a server that chose the same number itself
+// can hold it, and then the caller tries another.
+int pick_port();
+
+// `argv` with the address after `flag` (`flag ADDR` or `flag=ADDR`) set to
+// 127.0.0.1:`port`: a command line that started on port 0, pinned to the port
+// the kernel chose, for the restarts.
+std::vector<std::string> with_port(std::vector<std::string> argv, const std::string& flag,
+                                   int port);
+
+}  // namespace chessrl::tool
