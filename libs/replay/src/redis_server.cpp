@@ -137,7 +137,7 @@ std::unique_ptr<RedisServer> RedisServer::start(Options options) {
   // so, and it starts again on another port.
   constexpr int kAttempts = 5;
   for (int attempt = 1;; ++attempt) {
-    server->port_ = free_port();
+    server->port_ = server->options_.pick_port ? server->options_.pick_port() : free_port();
     // On failure the destructor removes the directory.
     if (server->launch(/*port_taken_ok=*/attempt < kAttempts)) return server;
   }

@@ -1,0 +1,77 @@
+// RedisServer (libs/replay), the tests' own redis-server: redis-server cannot
+// listen on port 0 and say which port it got, so RedisServer picks a number
+// (free_port(): bound and released) that another process may take before
+// redis-server binds it. Then redis-server exits "Address already in use" and
+// RedisServer starts it again on another port, up to 5 attempts; a failure of
+// another kind is not retried.
+#include "chessrl/replay/redis_server.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "../support/refusing_port.h"
+#include "chessrl/core/error.h"
+
+namespace chessrl::replay {
+namespace {
+
+using chessrl::testing::RefusingPort;
+
+RedisServer::Options quick_options() {
+  RedisServer::Options options;
+  options.appendonly = false;
+  return options;
+}
+
+TEST(RedisServer, StartsAgainOnAnotherPortWhenItsPortIsTaken) {
+  const RefusingPort taken;  // as if another process had bound the number first
+  std::vector<int> picked;
+  RedisServer::Options options = quick_options();
+  options.pick_port = [&] {
+    picked.push_back(picked.empty() ? taken.port() : free_port());
+    return picked.back();
+  };
+  auto server = RedisServer::start(options);
+  ASSERT_EQ(picked.size(), 2u) << "the taken port, then another";
+  EXPECT_EQ(server->port(), picked[1]);
+  EXPECT_NE(server->port(), taken.port());
+  EXPECT_EQ(server->cli({"PING"}), "PONG");
+}
+
+TEST(RedisServer, GivesUpAfterFiveTakenPortsNamingTheProblem) {
+  const RefusingPort taken;
+  int attempts = 0;
+  RedisServer::Options options = quick_options();
+  options.pick_port = [&] {
+    ++attempts;
+    return taken.port();
+  };
+  try {
+    RedisServer::start(options);
+    FAIL() << "started on a taken port";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("redis-server on port " + std::to_string(taken.port()) + " exited"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("Address already in use"), std::string::npos) << what;
+  }
+  EXPECT_EQ(attempts, 5);
+}
+
+TEST(RedisServer, AnotherFailureIsNotRetried) {
+  int attempts = 0;
+  RedisServer::Options options = quick_options();
+  options.extra_config = {"no-such-directive yes"};  // redis-server exits at start
+  options.pick_port = [&] {
+    ++attempts;
+    return free_port();
+  };
+  EXPECT_THROW(RedisServer::start(options), Error);
+  EXPECT_EQ(attempts, 1);
+}
+
+}  // namespace
+}  // namespace chessrl::replay
