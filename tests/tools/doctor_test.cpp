@@ -4,23 +4,21 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
-#include <thread>
-#include <vector>
 
-#include "chessrl/core/subprocess.h"
-
-extern char** environ;
+#include "../support/refusing_port.h"
+#ifdef CHESSRL_HAVE_SERVICES
+#include "chessrl/replay/redis_server.h"
+#endif
 
 namespace {
 
@@ -59,67 +57,16 @@ int listen_on(int port) {
   return fd;
 }
 
-int bound_port(int fd) {
-  sockaddr_in addr{};
-  socklen_t size = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
-  return ntohs(addr.sin_port);
+#ifdef CHESSRL_HAVE_SERVICES
+// A real redis-server (libs/replay's test helper: it starts another on a
+// port collision), no persistence; `password` "" for none.
+std::unique_ptr<chessrl::replay::RedisServer> start_redis(const std::string& password) {
+  chessrl::replay::RedisServer::Options options;
+  options.password = password;
+  options.appendonly = false;
+  return chessrl::replay::RedisServer::start(options);
 }
-
-int free_port() {
-  const int fd = listen_on(0);
-  const int port = bound_port(fd);
-  ::close(fd);
-  return port;
-}
-
-bool accepts_connections(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
-// A real redis-server on a free loopback port, stopped (SIGTERM) on destruction.
-class RedisServer {
- public:
-  explicit RedisServer(const std::vector<std::string>& extra = {}) : port_(free_port()) {
-    const auto program = chessrl::find_program("redis-server");
-    if (!program) {
-      ADD_FAILURE() << "redis-server not found (apt-get install redis-server)";
-      return;
-    }
-    std::vector<std::string> args = {
-        *program,       "--port", std::to_string(port_), "--bind",   "127.0.0.1", "--save", "",
-        "--appendonly", "no",     "--logfile",           "/dev/null"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (::posix_spawn(&pid_, program->c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
-      ADD_FAILURE() << "cannot start redis-server";
-      pid_ = -1;
-      return;
-    }
-    for (int i = 0; i < 200 && !accepts_connections(port_); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    EXPECT_TRUE(accepts_connections(port_)) << "redis-server did not start on port " << port_;
-  }
-  ~RedisServer() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  int port() const { return port_; }
-
- private:
-  int port_;
-  pid_t pid_ = -1;
-};
+#endif
 
 TEST(Doctor, JsonHasTheMachinesFacts) {
   const Output run =
@@ -169,13 +116,14 @@ TEST(Doctor, ReportsTheGpusAndNcclItFinds) {
   EXPECT_EQ(facts.at("nccl").at("version"), "2.18.3");
 }
 
+#ifdef CHESSRL_HAVE_SERVICES  // RedisServer is in libs/replay, built with the services
 TEST(Doctor, ProbesRedis) {
-  RedisServer open;
-  RedisServer locked({"--requirepass", "s3cret"});
-  const int nobody = free_port();
-  const std::string a = "127.0.0.1:" + std::to_string(open.port());
-  const std::string b = "127.0.0.1:" + std::to_string(locked.port());
-  const std::string c = "127.0.0.1:" + std::to_string(nobody);
+  const auto open = start_redis("");
+  const auto locked = start_redis("s3cret");
+  const chessrl::testing::RefusingPort nobody;  // connects are refused
+  const std::string a = "127.0.0.1:" + std::to_string(open->port());
+  const std::string b = "127.0.0.1:" + std::to_string(locked->port());
+  const std::string c = nobody.address();
   EXPECT_NE(doctor("--no-estimate --redis " + a).out.find("redis at " + a + ": reachable (PONG)\n"),
             std::string::npos);
   EXPECT_NE(doctor("--no-estimate --redis " + b)
@@ -191,6 +139,7 @@ TEST(Doctor, ProbesRedis) {
   EXPECT_NE(doctor("--no-estimate --redis nonsense").out.find("redis at nonsense: bad address"),
             std::string::npos);
 }
+#endif
 
 TEST(Doctor, SeesAPortInUse) {
   const int held = listen_on(9104);  // -1: someone else holds it, in use all the same
