@@ -33,12 +33,12 @@
 #include <thread>
 #include <vector>
 
+#include "../support/refusing_port.h"
 #include "chessrl/chess/pgn.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/torch_network.h"
 #include "chessrl/replay/memory_store.h"
-#include "chessrl/replay/redis_server.h"
 #include "chessrl/rpc/clients.h"
 #include "child_process.h"
 #include "hanging_registry.h"
@@ -474,9 +474,9 @@ TEST_F(EvaluatorTest, BinaryRefusesUnknownOptionsAndBadEnginesNamingThem) {
 }
 
 TEST_F(EvaluatorTest, BinaryKeepsRetryingADownRegistryAndReportsItOnHealthz) {
-  const int down = replay::free_port();
+  const testing::RefusingPort down;  // no registry: connects are refused
   Child child(
-      binary_args(down, path("state"),
+      binary_args(down.port(), path("state"),
                   {"--metrics-listen", "127.0.0.1:0", "--unhealthy-after", "1", "--poll", "1"}),
       dir_, "down");
   int metrics_port = 0;
