@@ -40,10 +40,11 @@ fuzz:
 	@scripts/fuzz.sh
 
 # The concurrent suites (BatchEvaluator, GameRunner, the self-play push buffer and
-# pusher; tests/CMakeLists.txt says why not the gRPC and LibTorch ones) under
-# ThreadSanitizer: the tsan preset builds only them (target tsan_suites) and runs the
-# tests labelled tsan. Any report fails its test; tests/tsan.supp lists the few from
-# third-party code.
+# pusher, the replay service's PushGames/Sample handlers without a gRPC server, the
+# training loop and its prefetch thread; tests/CMakeLists.txt says why not the
+# gRPC, c10d and protobuf-map ones) under ThreadSanitizer: the tsan preset builds
+# only them (target tsan_suites) and runs the tests labelled tsan. Any report fails
+# its test; tests/tsan.supp lists the few from third-party code.
 tsan: deps
 	@cmake --preset tsan >/dev/null
 	@cmake --build --preset tsan -j $(JOBS)
