@@ -1,6 +1,6 @@
 // RedisServer (libs/replay), the tests' own redis-server: redis-server cannot
 // listen on port 0 and say which port it got, so RedisServer picks a number
-// (free_port(): bound and released) that another process may take before
+// (bound and released) that another process may take before
 // redis-server binds it. Then redis-server exits "Address already in use" and
 // RedisServer starts it again on another port, up to 5 attempts; a failure of
 // another kind is not retried.
@@ -30,13 +30,13 @@ TEST(RedisServer, StartsAgainOnAnotherPortWhenItsPortIsTaken) {
   std::vector<int> picked;
   RedisServer::Options options = quick_options();
   options.pick_port = [&] {
-    picked.push_back(picked.empty() ? taken.port() : free_port());
+    picked.push_back(picked.empty() ? taken.port() : 0);  // 0: RedisServer picks one
     return picked.back();
   };
   auto server = RedisServer::start(options);
   ASSERT_EQ(picked.size(), 2u) << "the taken port, then another";
-  EXPECT_EQ(server->port(), picked[1]);
   EXPECT_NE(server->port(), taken.port());
+  EXPECT_GT(server->port(), 0);
   EXPECT_EQ(server->cli({"PING"}), "PONG");
 }
 
@@ -67,7 +67,7 @@ TEST(RedisServer, AnotherFailureIsNotRetried) {
   options.extra_config = {"no-such-directive yes"};  // redis-server exits at start
   options.pick_port = [&] {
     ++attempts;
-    return free_port();
+    return 0;
   };
   EXPECT_THROW(RedisServer::start(options), Error);
   EXPECT_EQ(attempts, 1);

@@ -10,8 +10,8 @@
 //     or SO_REUSEPORT, and Linux lets a second socket share a bound address
 //     only when both set them. The kernel does not hand the number out as
 //     an ephemeral source port either, while it is bound.
-// Unlike a number from bind, close and reuse (replay::free_port()), nothing
-// can take the port between the test choosing it and using it.
+// Unlike a number from bind, close and reuse, nothing can take the port
+// between the test choosing it and using it.
 //
 // Header-only (POSIX sockets); include it as "../support/refusing_port.h".
 // Tested in tests/support/refusing_port_test.cpp.

@@ -101,8 +101,11 @@ bool serves_pid(const std::string& info, int pid) {
   return end == info.size() || !std::isdigit(static_cast<unsigned char>(info[end]));
 }
 
-}  // namespace
-
+// A TCP port on 127.0.0.1 that nothing listened on a moment ago (bound and
+// released: by the time redis-server binds it another process may have taken
+// it, and RedisServer::start tries another). Private: a test's "nothing
+// listens there" holds its port (tests/support/refusing_port.h), and a server
+// that can listen on 127.0.0.1:0 says which port it got.
 int free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw Error(std::string("free_port: socket: ") + std::strerror(errno));
@@ -121,6 +124,8 @@ int free_port() {
   return ntohs(address.sin_port);
 }
 
+}  // namespace
+
 std::unique_ptr<RedisServer> RedisServer::start(Options options) {
   if (!find_program("redis-server")) {
     throw Error("redis-server is not installed (not found in PATH); apt-get install redis-server");
@@ -137,7 +142,8 @@ std::unique_ptr<RedisServer> RedisServer::start(Options options) {
   // so, and it starts again on another port.
   constexpr int kAttempts = 5;
   for (int attempt = 1;; ++attempt) {
-    server->port_ = server->options_.pick_port ? server->options_.pick_port() : free_port();
+    server->port_ = server->options_.pick_port ? server->options_.pick_port() : 0;
+    if (server->port_ == 0) server->port_ = free_port();
     // On failure the destructor removes the directory.
     if (server->launch(/*port_taken_ok=*/attempt < kAttempts)) return server;
   }

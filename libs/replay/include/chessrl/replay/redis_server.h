@@ -14,14 +14,6 @@
 
 namespace chessrl::replay {
 
-// A TCP port on 127.0.0.1 that nothing listened on a moment ago (bound and
-// released: by the time it is used another process may have taken it). For
-// programs that cannot listen on port 0 and say which port they got, as
-// redis-server: RedisServer::start tries another port when it was taken.
-// Not for a test's "nothing listens there" (tests/support/refusing_port.h
-// holds the port), nor for a server that can listen on 127.0.0.1:0.
-int free_port();
-
 class RedisServer {
  public:
   struct Options {
@@ -29,13 +21,14 @@ class RedisServer {
     bool appendonly = true;
     std::string appendfsync = "always";  // always, everysec or no
     std::vector<std::string> extra_config;  // more redis.conf lines
-    // The port of each attempt to start (see start()); free_port() when
-    // unset. For the test of the retry.
+    // The port of each attempt to start (see start()); when unset or 0, one
+    // nothing listened on a moment ago. For the test of the retry.
     std::function<int()> pick_port;
   };
   // Starts redis-server and waits (up to 10 s) until it answers PING after
-  // AUTH. When it exits because its port was taken ("Address already in
-  // use": free_port()'s number went to another process first), it starts
+  // AUTH. redis-server cannot listen on port 0 and say which port it got, so
+  // the port is one bound and released a moment ago; when redis-server exits
+  // because another process took it first ("Address already in use"), it starts
   // again on another port, up to 5 attempts in all. Throws chessrl::Error
   // naming the problem (redis-server missing, did not come up, every port
   // taken) otherwise.
