@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/logged_port.h"
 #include "../support/refusing_port.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
@@ -119,24 +120,6 @@ bool eventually(Condition condition, std::chrono::milliseconds timeout, Child& c
   return true;
 }
 
-// The port of chessrl-selfplay's /metrics, started with --metrics-listen
-// 127.0.0.1:0: the number in its "metrics on port N" line; 0 when that line
-// has not come within 30 s.
-int metrics_port_of(Child& child) {
-  const std::string key = "metrics on port ";
-  int port = 0;
-  eventually(
-      [&] {
-        const std::string err = child.err();
-        if (const auto at = err.find(key); at != std::string::npos) {
-          port = std::atoi(err.c_str() + at + key.size());
-        }
-        return port > 0;
-      },
-      30s, child);
-  return port;
-}
-
 class SelfplayBinaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -148,6 +131,13 @@ class SelfplayBinaryTest : public ::testing::Test {
   void TearDown() override {
     std::error_code ignored;
     if (std::getenv("CHESSRL_SELFPLAY_TEST_KEEP") == nullptr) fs::remove_all(dir_, ignored);
+  }
+
+  // The port of /metrics of the chessrl-selfplay started as Child `name`
+  // with --metrics-listen 127.0.0.1:0: its "metrics on port N" line; 0 when
+  // that line has not come within 30 s.
+  int logged_metrics_port(const std::string& name) const {
+    return testing::logged_port(dir_ + "/" + name + ".err", "metrics on port ", 30s);
   }
 
   // A replay service on `port` over the test's stores; 0: a port the kernel
@@ -226,7 +216,7 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
                "--metrics-listen",
                "127.0.0.1:0"},
               dir_, "selfplay");
-  const int metrics_port = metrics_port_of(child);
+  const int metrics_port = logged_metrics_port("selfplay");
   ASSERT_GT(metrics_port, 0) << child.err();
   auto page = [&] { return http_get(metrics_port, "/metrics"); };
 
@@ -397,7 +387,7 @@ TEST_F(SelfplayBinaryTest, WithoutAReplayServiceItPlaysTheBootstrapShedsAndTurns
                "--metrics-listen",
                "127.0.0.1:0"},
               dir_, "no-replay");
-  const int metrics_port = metrics_port_of(child);
+  const int metrics_port = logged_metrics_port("no-replay");
   ASSERT_GT(metrics_port, 0) << child.err();
   auto page = [&] { return http_get(metrics_port, "/metrics"); };
   ASSERT_TRUE(eventually([&] { return metric(page(), "chessrl_selfplay_games_shed_total") >= 2; },
