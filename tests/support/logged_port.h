@@ -1,8 +1,9 @@
 // logged_port: the port a child process says it listens on, read from its
 // log. A service started on port 0 binds a number the kernel picks and logs
 // it ("serving gRPC on port N", "rendezvous: listening on port N"): unlike a
-// number from bind, close and reuse (replay::free_port()), no other process
-// can take it between the test choosing it and the service binding it.
+// number from bind, close and reuse (which only redis-server still needs: it
+// cannot report a port-0 bind), no other process can take it between the test
+// choosing it and the service binding it.
 //
 // Header-only; include it as "../support/logged_port.h".
 #pragma once
