@@ -28,7 +28,7 @@ if(CHESSRL_SANITIZE)
   target_link_options(chessrl_options INTERFACE -fsanitize=address,undefined)
 endif()
 
-# ThreadSanitizer (the tsan preset, `make tsan`, docs/testing.md): our code is
+# ThreadSanitizer (the tsan preset, `make tsan`, README.md, Tests): our code is
 # instrumented; gRPC, protobuf, hiredis and LibTorch are the system's and are not
 # (tests/tsan.supp names the few reports from inside them). Not with CHESSRL_SANITIZE:
 # TSan and ASan cannot share a process.
