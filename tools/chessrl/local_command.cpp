@@ -68,7 +68,8 @@ std::vector<std::string> with_words(std::vector<std::string> argv,
 // The ports of the run. The replay service, the metrics endpoints and
 // Prometheus listen on port 0 at their first start (replay on --port when
 // given) and say in their logs which port the kernel chose; restarts keep that
-// number. Redis and the Gloo rendezvous take a number from pick_port().
+// number; so does trainer rank 0's Gloo rendezvous (MASTER_PORT 0, "rendezvous:
+// listening on port N"). Redis takes a number from pick_port().
 struct Ports {
   int redis = 0, replay = 0, replay_metrics = 0, master = 0, prometheus = 0;
 };
@@ -376,7 +377,6 @@ Scrape LocalRun::scrape() const {
 
 int LocalRun::run(const StopSignals& stop) {
   make_dirs();
-  ports_.master = pick_port();  // the Gloo rendezvous of rank 0 (with --trainers 2 or more)
   // Its own /metrics (the restarts per child) on a port the kernel picks.
   metrics::add_build_info(registry_);
   exposer_ = std::make_unique<metrics::Exposer>(registry_, "127.0.0.1:0");
@@ -387,6 +387,12 @@ int LocalRun::run(const StopSignals& stop) {
   const auto token = [&](const char* role) {
     return o_.no_auth ? std::vector<std::string>{}
                       : std::vector<std::string>{"--token-file", (auth / role).string()};
+  };
+  // A start that cannot go on (said): everything stopped, no local.json left.
+  const auto abandon = [&] {
+    supervisor_.stop_all();
+    fs::remove(root_ / "local.json");
+    return stop.requested() ? 0 : 1;
   };
   const auto started = Clock::now();
   auto say = [&](const std::string& text) {
@@ -416,19 +422,13 @@ int LocalRun::run(const StopSignals& stop) {
   const auto replay_metrics =
       replay_port ? await_port("replay", "metrics on port ", std::chrono::seconds(5), stop)
                   : std::nullopt;
-  if (!replay_port || !replay_metrics) {
-    supervisor_.stop_all();
-    return stop.requested() ? 0 : 1;
-  }
+  if (!replay_port || !replay_metrics) return abandon();
   ports_.replay = *replay_port;
   ports_.replay_metrics = *replay_metrics;
   pin_port("replay", "--listen", ports_.replay);
   pin_port("replay", "--metrics-listen", ports_.replay_metrics);
   metrics_ports_.push_back({"replay", ports_.replay_metrics});
-  if (!wait_healthy("replay", ports_.replay_metrics, stop)) {
-    supervisor_.stop_all();
-    return stop.requested() ? 0 : 1;
-  }
+  if (!wait_healthy("replay", ports_.replay_metrics, stop)) return abandon();
   say("replay service on " + listen(ports_.replay) + ", Redis on port " +
       std::to_string(ports_.redis));
 
@@ -439,7 +439,9 @@ int LocalRun::run(const StopSignals& stop) {
         {"RANK", std::to_string(r)},
         {"WORLD_SIZE", std::to_string(o_.trainers)},
         {"MASTER_ADDR", "127.0.0.1"},
-        {"MASTER_PORT", std::to_string(ports_.master)},
+        // Rank 0 serves the rendezvous on a port the kernel picks and says
+        // which; the other ranks are started with it once it has.
+        {"MASTER_PORT", std::to_string(r == 0 ? 0 : ports_.master)},
         {"GLOO_SOCKET_IFNAME", "lo"}};
     launch(name,
            with_words({binary("chessrl-trainer"), "--replay", listen(ports_.replay), "--metrics-listen",
@@ -453,6 +455,15 @@ int LocalRun::run(const StopSignals& stop) {
            token("trainer"), o_.trainer_args),
            env)
         .value_or_throw();
+    if (r == 0 && o_.trainers > 1) {
+      const auto port =
+          await_port(name, "rendezvous: listening on port ", std::chrono::seconds(120), stop);
+      if (!port) return abandon();
+      ports_.master = *port;
+      for (auto& [key, value] : env)  // kept by its restarts
+        if (key == "MASTER_PORT") value = std::to_string(*port);
+      supervisor_.set_env(name, env);
+    }
   }
 
   // Self-play: each replica its own name, so their seeds differ.
@@ -492,11 +503,7 @@ int LocalRun::run(const StopSignals& stop) {
   for (const std::string& name : supervisor_.names()) {
     if (name == "redis" || name == "replay") continue;
     const auto port = await_port(name, "metrics on port ", std::chrono::seconds(60), stop);
-    if (!port) {
-      supervisor_.stop_all();
-      fs::remove(root_ / "local.json");
-      return stop.requested() ? 0 : 1;
-    }
+    if (!port) return abandon();
     pin_port(name, "--metrics-listen", *port);
     metrics_ports_.push_back({name, *port});
   }

@@ -1,7 +1,7 @@
 // Ports of child processes without bind-close-reuse: a child told to listen on
 // port 0 binds a port the kernel picks and says which in its log ("serving
 // gRPC on port N", "metrics on port N"); these read it back. For the servers
-// that cannot say (redis-server, a Gloo rendezvous), pick_port() picks a
+// that cannot say (redis-server), pick_port() picks a
 // number to try, and the caller starts again on another one on a collision.
 // Used by `chessrl local` and `chessrl bench load`.
 #pragma once

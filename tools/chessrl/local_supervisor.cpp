@@ -88,6 +88,11 @@ void Supervisor::set_argv(const std::string& name, std::vector<std::string> argv
   if (Supervised* s = find(name)) s->spec.argv = std::move(argv);
 }
 
+void Supervisor::set_env(const std::string& name,
+                         std::vector<std::pair<std::string, std::string>> env) {
+  if (Supervised* s = find(name)) s->spec.env = std::move(env);
+}
+
 Result<Child*> Supervisor::start_again(const std::string& name) {
   Supervised* s = find(name);
   if (s == nullptr) return fail("no child named " + name);

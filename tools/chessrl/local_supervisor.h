@@ -48,6 +48,8 @@ class Supervisor {
   // a child on port 0 and, once its log names the port the kernel chose, pins
   // that number, so that the others keep reaching it at the same address.
   void set_argv(const std::string& name, std::vector<std::string> argv);
+  // Likewise its environment (MASTER_PORT of trainer rank 0).
+  void set_env(const std::string& name, std::vector<std::pair<std::string, std::string>> env);
 
   // Starts `name` again at once, not counted as a restart, after its first
   // start failed and was seen by the caller, not by poll() (redis-server on a
