@@ -3,10 +3,6 @@
 // this tool joined over Gloo on loopback (NCCL with --device cuda), on a fixed
 // synthetic data set; and, beside it, the same network trained by PyTorch from
 // Python (train_yardstick.py) with the threads of one rank, on the same device.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -41,6 +37,7 @@ constexpr std::uint64_t kDataSeed = 20240611;
 // Marks the worker's result line and its progress lines on stdout.
 constexpr const char* kResultKey = "bench_train_result";
 constexpr const char* kProgressKey = "bench_train_step";
+constexpr const char* kListeningKey = "bench_train_listening";  // rank 0's rendezvous port
 
 struct TrainBenchOptions {
   std::vector<int> ranks{1, 2};
@@ -108,6 +105,12 @@ void run_worker(const TrainBenchOptions& o) {
   train::DistributedConfig dist =
       train::distributed_from_env(base, train::process_env, train::local_hostname())
           .value_or_throw();
+  // Rank 0 started on port 0 tells the parent the port its store bound; the
+  // parent starts the other ranks on it.
+  dist.on_listening = [](int port) {
+    std::printf("{\"%s\":%d}\n", kListeningKey, port);
+    std::fflush(stdout);
+  };
 
   train::DatasetSource source(synthetic_examples(o.examples, kDataSeed), kDataSeed);
 
@@ -174,23 +177,6 @@ void run_worker(const TrainBenchOptions& o) {
 // ---------------------------------------------------------------------------
 // The parent: starts the workers and the yardstick, prints the table.
 
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw Error("bench train: socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw Error("bench train: could not find a free loopback port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string self_executable() {
   std::error_code ec;
   auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -229,11 +215,12 @@ WorldResult run_world(const TrainBenchOptions& o, Layout layout, int run, Progre
   const int world = layout.processes;
   const char* what = layout.independent ? "independent 1-rank process(es)" : "rank(s)";
   const std::string exe = self_executable();
-  const int shared_port = free_loopback_port();
+  // Rank 0 rendezvous on a port the kernel picks (MASTER_PORT=0) and says which;
+  // the other ranks start once it has. Worlds of one never rendezvous.
+  int shared_port = 0;
   std::vector<Subprocess> workers;
   for (int rank = 0; rank < world; ++rank) {
-    // Unconnected processes are worlds of one (no rendezvous); each gets its own port anyway.
-    const int port = layout.independent && rank > 0 ? free_loopback_port() : shared_port;
+    const int port = layout.independent ? 0 : shared_port;
     std::vector<std::string> argv = env_prefix(o.threads);
     argv.push_back("RANK=" + std::to_string(layout.independent ? 0 : rank));
     argv.push_back("WORLD_SIZE=" + std::to_string(layout.independent ? 1 : world));
@@ -253,6 +240,19 @@ WorldResult run_world(const TrainBenchOptions& o, Layout layout, int run, Progre
     auto child = Subprocess::start(argv);
     if (!child.ok()) throw Error("bench train: cannot start a worker: " + child.error());
     workers.push_back(std::move(child).value());
+    if (rank == 0 && !layout.independent && world > 1) {
+      while (auto line = workers.front().read_line(std::chrono::minutes(2))) {
+        auto j = parse_json(*line);
+        if (j && j->contains(kListeningKey)) {
+          shared_port = (*j)[kListeningKey].get<int>();
+          break;
+        }
+      }
+      if (shared_port <= 0) {
+        throw Error("bench train: rank 0 did not say its rendezvous port within 2 minutes "
+                    "(see its messages above)");
+      }
+    }
   }
   const int total_steps = o.warmup + o.steps;
   std::vector<RankResult> results;
