@@ -83,11 +83,15 @@ struct Lines : TrainerCallbacks {
   }
 };
 
-// A registry call that holds until released (or 20 s), then fails.
+// A registry call that holds until released (or 20 s), then fails. The
+// publisher abandons a call in flight at its end (its thread is detached), so
+// the call may still be inside this object when the test ends: the destructor
+// releases and waits until no call is inside.
 struct HangingRegistry {
   std::mutex mu;
   std::condition_variable cv;
   bool released = false;
+  int inside = 0;
   std::atomic<int> calls{0};
   std::atomic<std::size_t> last_blob_tensors{0};
   std::atomic<bool> last_had_optimizer{true};
@@ -96,13 +100,22 @@ struct HangingRegistry {
     last_blob_tensors = c.tensors.size();
     last_had_optimizer = !c.optimizer_state.empty();
     std::unique_lock lock(mu);
+    ++inside;
     cv.wait_for(lock, 20s, [&] { return released; });
+    --inside;
+    cv.notify_all();
     return fail("registry unavailable");
   }
   void release() {
     std::lock_guard lock(mu);
     released = true;
     cv.notify_all();
+  }
+  ~HangingRegistry() {
+    std::unique_lock lock(mu);
+    released = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return inside == 0; });
   }
 };
 
