@@ -56,4 +56,19 @@ Status guarded(ReplayMetrics& metrics, const char* rpc, Body&& body, bool timed 
   return status;
 }
 
+// guarded(), the body run only once the call's token allows `action`; a
+// refusal is counted and timed like any other answer.
+template <class Body>
+Status authorized(ReplayMetrics& metrics, const rpc::ServerAuth& auth,
+                  const grpc::ServerContext& context, rpc::Action action, const char* rpc,
+                  Body&& body, bool timed = true) {
+  return guarded(
+      metrics, rpc,
+      [&]() -> Status {
+        if (auto denied = auth.check(context, action, rpc); !denied.ok()) return denied;
+        return body();
+      },
+      timed);
+}
+
 }  // namespace chessrl::replay_service::handler

@@ -13,7 +13,7 @@ namespace {
 
 using grpc::Status;
 using grpc::StatusCode;
-using handler::guarded;
+using handler::authorized;
 using handler::store_error;
 using handler::unavailable;
 
@@ -64,10 +64,7 @@ Status ModelRegistryImpl::PublishModel(grpc::ServerContext* context,
 Status ModelRegistryImpl::publish_model(grpc::ServerContext& context,
                                         grpc::ServerReaderInterface<v1::ModelChunk>& reader,
                                         v1::ModelInfo& reply) {
-  return guarded(metrics_, "PublishModel", [&] {
-    if (auto denied = auth_.check(context, rpc::Action::kPublishModel, "PublishModel");
-        !denied.ok())
-      return denied;
+  return authorized(metrics_, auth_, context, rpc::Action::kPublishModel, "PublishModel", [&] {
     return publish(context, reader, reply);
   });
 }
@@ -195,9 +192,7 @@ Status ModelRegistryImpl::GetModel(grpc::ServerContext* context, const v1::GetMo
 Status ModelRegistryImpl::get_model(grpc::ServerContext& context,
                                     const v1::GetModelRequest& request,
                                     grpc::ServerWriterInterface<v1::ModelChunk>& writer) {
-  return guarded(metrics_, "GetModel", [&] {
-    if (auto denied = auth_.check(context, rpc::Action::kRead, "GetModel"); !denied.ok())
-      return denied;
+  return authorized(metrics_, auth_, context, rpc::Action::kRead, "GetModel", [&] {
     return get(request, writer);
   });
 }
@@ -242,9 +237,7 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
 
 Status ModelRegistryImpl::LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest*,
                                       v1::ModelInfo* reply) {
-  return guarded(metrics_, "LatestModel", [&] {
-    if (auto denied = auth_.check(*context, rpc::Action::kRead, "LatestModel"); !denied.ok())
-      return denied;
+  return authorized(metrics_, auth_, *context, rpc::Action::kRead, "LatestModel", [&] {
     auto meta = store_.latest();
     if (!meta.ok()) return store_error("LatestModel", meta);
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no model published yet");
@@ -256,9 +249,7 @@ Status ModelRegistryImpl::LatestModel(grpc::ServerContext* context, const v1::La
 
 Status ModelRegistryImpl::BestModel(grpc::ServerContext* context, const v1::BestModelRequest*,
                                     v1::ModelInfo* reply) {
-  return guarded(metrics_, "BestModel", [&] {
-    if (auto denied = auth_.check(*context, rpc::Action::kRead, "BestModel"); !denied.ok())
-      return denied;
+  return authorized(metrics_, auth_, *context, rpc::Action::kRead, "BestModel", [&] {
     auto meta = store_.best();
     if (!meta.ok()) return store_error("BestModel", meta);
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no best model yet");
@@ -269,9 +260,7 @@ Status ModelRegistryImpl::BestModel(grpc::ServerContext* context, const v1::Best
 
 Status ModelRegistryImpl::SetBest(grpc::ServerContext* context, const v1::SetBestRequest* request,
                                   v1::ModelInfo* reply) {
-  return guarded(metrics_, "SetBest", [&] {
-    if (auto denied = auth_.check(*context, rpc::Action::kSetBest, "SetBest"); !denied.ok())
-      return denied;
+  return authorized(metrics_, auth_, *context, rpc::Action::kSetBest, "SetBest", [&] {
     auto moved = store_.set_best(request->version());
     if (!moved.ok()) return unavailable("SetBest", moved.error());
     if (!*moved) {
@@ -296,14 +285,9 @@ Status ModelRegistryImpl::WatchModels(grpc::ServerContext* context,
 Status ModelRegistryImpl::watch_models(grpc::ServerContext& context,
                                        const v1::WatchModelsRequest& request,
                                        grpc::ServerWriterInterface<v1::ModelInfo>& writer) {
-  return guarded(
-      metrics_, "WatchModels",
-      [&] {
-        if (auto denied = auth_.check(context, rpc::Action::kRead, "WatchModels"); !denied.ok())
-          return denied;
-        return watch(context, request, writer);
-      },
-      /*timed=*/false);
+  return authorized(
+      metrics_, auth_, context, rpc::Action::kRead, "WatchModels",
+      [&] { return watch(context, request, writer); }, /*timed=*/false);
 }
 
 Status ModelRegistryImpl::watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,

@@ -15,7 +15,7 @@ namespace {
 
 using grpc::Status;
 using grpc::StatusCode;
-using handler::guarded;
+using handler::authorized;
 using handler::store_error;
 using handler::unavailable;
 
@@ -143,9 +143,7 @@ ReplayServiceImpl::ReplayServiceImpl(replay::ReplayStore& store, ReplayMetrics& 
 Status ReplayServiceImpl::PushGames(grpc::ServerContext* context,
                                     const v1::PushGamesRequest* request,
                                     v1::PushGamesReply* reply) {
-  return guarded(metrics_, "PushGames", [&] {
-    if (auto denied = auth_.check(*context, rpc::Action::kPushGames, "PushGames"); !denied.ok())
-      return denied;
+  return authorized(metrics_, auth_, *context, rpc::Action::kPushGames, "PushGames", [&] {
     return push(*request, *reply);
   });
 }
@@ -210,9 +208,7 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
 
 Status ReplayServiceImpl::Sample(grpc::ServerContext* context, const v1::SampleRequest* request,
                                  v1::SampleReply* reply) {
-  return guarded(metrics_, "Sample", [&] {
-    if (auto denied = auth_.check(*context, rpc::Action::kSample, "Sample"); !denied.ok())
-      return denied;
+  return authorized(metrics_, auth_, *context, rpc::Action::kSample, "Sample", [&] {
     const std::uint32_t count = request->count();
     if (count == 0 || count > options_.max_sample) {
       return Status(StatusCode::INVALID_ARGUMENT, "Sample: count must be 1.." +
@@ -239,9 +235,7 @@ Status ReplayServiceImpl::Sample(grpc::ServerContext* context, const v1::SampleR
 
 Status ReplayServiceImpl::Stats(grpc::ServerContext* context, const v1::StatsRequest*,
                                 v1::StatsReply* reply) {
-  return guarded(metrics_, "Stats", [&] {
-    if (auto denied = auth_.check(*context, rpc::Action::kRead, "Stats"); !denied.ok())
-      return denied;
+  return authorized(metrics_, auth_, *context, rpc::Action::kRead, "Stats", [&] {
     auto stats = store_.stats();
     if (!stats.ok()) {
       metrics_.store_errors.inc();
