@@ -28,6 +28,7 @@
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/v1/models.grpc.pb.h"
+#include "../support/refusing_port.h"
 #include "replay_server.h"
 #include "service_test_util.h"
 
@@ -43,15 +44,8 @@ using Clock = std::chrono::steady_clock;
 class BlackHoleProxy {
  public:
   explicit BlackHoleProxy(int upstream) : upstream_(upstream) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address = loopback(0);  // the kernel picks the port: no race
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(listen_fd_, 16) != 0) {
-      throw std::runtime_error("proxy: cannot listen on 127.0.0.1");
-    }
-    socklen_t length = sizeof address;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
+    listen_fd_ = testing::bind_loopback("proxy", port_);  // the kernel's pick: no race
+    if (::listen(listen_fd_, 16) != 0) throw std::runtime_error("proxy: cannot listen");
     acceptor_ = std::thread([this] { accept_loop(); });
   }
   ~BlackHoleProxy() {

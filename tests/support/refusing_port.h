@@ -32,26 +32,32 @@
 
 namespace chessrl::testing {
 
+// A TCP socket bound to 127.0.0.1:0 (no SO_REUSEADDR) and, in `port`, the
+// number the kernel gave it. Throws chessrl::Error naming `who` and the call
+// that failed. RefusingPort keeps it as it is; a test server listen()s on it.
+inline int bind_loopback(const std::string& who, int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw Error(who + ": socket: " + std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::close(fd);
+    throw Error(who + ": bind 127.0.0.1:0: " + reason);
+  }
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
 class RefusingPort {
  public:
   // Throws chessrl::Error (naming the call that failed) when no socket can
   // be made or bound.
-  RefusingPort() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) throw Error(std::string("RefusingPort: socket: ") + std::strerror(errno));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    socklen_t length = sizeof address;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      const std::string reason = std::strerror(errno);
-      ::close(fd_);
-      throw Error("RefusingPort: bind 127.0.0.1:0: " + reason);
-    }
-    port_ = ntohs(address.sin_port);
-  }
+  RefusingPort() { fd_ = bind_loopback("RefusingPort", port_); }
   ~RefusingPort() {
     if (fd_ >= 0) ::close(fd_);
   }
