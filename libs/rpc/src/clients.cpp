@@ -133,6 +133,8 @@ std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
               static_cast<int>(options.reconnect_backoff_min.count()));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(options.reconnect_backoff_max.count()));
+  args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS,
+              static_cast<int>(options.dns_min_reresolution.count()));
   if (options.keepalive_time.count() > 0) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(options.keepalive_time.count()));
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,

@@ -43,16 +43,6 @@ std::string hex(std::uint64_t value) {
   return text;
 }
 
-// A channel that, after an outage, reconnects within seconds of the server's
-// return (gRPC's default reconnect backoff grows to two minutes).
-std::shared_ptr<grpc::Channel> reconnecting_channel(const rpc::ClientOptions& options) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
-  return rpc::make_channel(options, args);
-}
-
 // Pushes through the replay client; a call made while flushing (a finite
 // deadline) tries once and gives up by the deadline.
 PushFunction replay_push(const Settings& s) {
@@ -62,7 +52,7 @@ PushFunction replay_push(const Settings& s) {
   options.security = s.security;
   options.attempts = 3;
   options.backoff_max = std::chrono::milliseconds(1000);
-  auto channel = reconnecting_channel(options);
+  auto channel = rpc::make_channel(options);  // bounded reconnect backoff, keepalive
   return [options, channel](const v1::PushGamesRequest& request,
                             Clock::time_point deadline) -> rpc::RpcResult<v1::PushGamesReply> {
     rpc::ClientOptions call = options;

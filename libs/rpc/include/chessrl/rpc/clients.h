@@ -61,6 +61,12 @@ struct ClientOptions {
   // (ReplayServerOptions::keepalive_min_ping_interval). 0: no keepalive.
   std::chrono::milliseconds keepalive_time{10000};
   std::chrono::milliseconds keepalive_timeout{5000};
+  // How soon the channel may look a DNS name up again after the last lookup.
+  // A lookup happens when a connection fails; gRPC's default spacing, 30 s,
+  // keeps a client on a server's old address for up to 30 s after the name
+  // moved (a pod replaced behind a headless Service, a restarted container
+  // with a new address).
+  std::chrono::milliseconds dns_min_reresolution{1000};
   int max_message_bytes = 64 << 20;
   // GetModel refuses a model larger than this as soon as its first chunk
   // names its size, before the rest arrives.
