@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { Cluster, expand, templateHash, quantityBytes } = require('./lib/cluster');
+const { Cluster, expand, templateHash, quantityBytes, parseSubnet } = require('./lib/cluster');
 const tools = require('../helm/lib/tools');
 
 const yaml = tools.requireTool('js-yaml');
@@ -23,6 +23,7 @@ function render(extra = []) {
 function plan(manifests) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chessrl-harness-'));
   const c = new Cluster({ name: 'harness-test', dataDir });
+  c.subnet = parseSubnet('10.89.0.0/24');
   c.objects = manifests.filter((o) => !(o.metadata.annotations || {})['helm.sh/hook']);
   const pods = {};
   for (const o of c.objects.filter((x) => x.kind === 'Deployment' || x.kind === 'StatefulSet')) {
@@ -47,6 +48,28 @@ test('$(VAR) expands as the kubelet does', () => {
   assert.throws(() => quantityBytes('lots'), /lots/);
   assert.equal(templateHash({ a: 1 }), templateHash({ a: 1 }));
   assert.notEqual(templateHash({ a: 1 }), templateHash({ a: 2 }));
+});
+
+test('a pod keeps one address for its life; addresses go round robin, not at once to the next pod', () => {
+  assert.deepEqual(parseSubnet('10.89.3.0/24'), { cidr: '10.89.3.0/24', base: (10 << 24) + (89 << 16) + (3 << 8), size: 256 });
+  assert.equal(parseSubnet('10.89.3.77/29').base % 8, 0);
+  assert.throws(() => parseSubnet('fd00::/64'), /fd00::\/64/);
+  assert.throws(() => parseSubnet('10.0.0.0/31'), /10.0.0.0\/31/);
+  const c = new Cluster({ name: 'harness-test', dataDir: os.tmpdir() });
+  c.subnet = parseSubnet('10.89.3.0/29'); // hosts .2 .. .6 (.1 is the gateway, .7 broadcast)
+  const a = c.allocateIP();
+  const b = c.allocateIP();
+  assert.deepEqual([a, b], ['10.89.3.2', '10.89.3.3']);
+  c.releaseIP(a); // a deleted pod's address goes back last, not to the next pod
+  assert.deepEqual([c.allocateIP(), c.allocateIP(), c.allocateIP()], ['10.89.3.4', '10.89.3.5', '10.89.3.6']);
+  assert.equal(c.allocateIP(), '10.89.3.2'); // wrapped round: .3 is still held
+  assert.throws(() => c.allocateIP(), /no free address left/);
+  // runArgs: the pod's address is fixed at creation (podman --ip), so a restarted
+  // container comes back on it.
+  const { pods } = plan(render());
+  const ips = Object.values(pods).map((p) => after(p.args, '--ip')[0]);
+  assert.equal(new Set(ips).size, ips.length, `every pod its own address: ${ips}`);
+  assert.ok(ips.every((ip) => /^10\.89\.0\.\d+$/.test(ip)), ips.join(' '));
 });
 
 test('every pod of the release: names, security, env, volumes as rendered', () => {

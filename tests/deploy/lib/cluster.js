@@ -49,6 +49,15 @@ function expand(text, vars) {
   });
 }
 
+// An IPv4 subnet "a.b.c.d/n" as {cidr, base (the network number), size (addresses)}.
+function parseSubnet(cidr) {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
+  if (!m || Number(m[5]) > 30) throw new Error(`not an IPv4 subnet with room for pods: ${cidr}`);
+  const base = m.slice(1, 5).reduce((a, o) => a * 256 + Number(o), 0);
+  const size = 2 ** (32 - Number(m[5]));
+  return { cidr, base: base - (base % size), size };
+}
+
 // Kubernetes' pod-template-hash and the random suffix of a Deployment's pod names.
 const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
 function safeString(bytes, n) {
@@ -76,6 +85,9 @@ class Cluster {
     this.stopped = false;
     this.watcher = null;
     this.stops = []; // {pod, seconds, grace, exitCode}: every pod deletion
+    this.subnet = null; // {base, size}: the network's IPv4 subnet, host order
+    this.ipNext = 2; // the next host number to try (host-local IPAM's round robin)
+    this.ipsHeld = new Set(); // addresses of the pods that exist
   }
 
   // --- set-up and tear-down -------------------------------------------------------------
@@ -87,7 +99,41 @@ class Cluster {
     fs.mkdirSync(path.join(this.dataDir, 'logs'), { recursive: true });
     const exists = await podman(['network', 'exists', this.name]);
     if (exists.code !== 0) await must(['network', 'create', this.name]);
+    this.subnet = await this.readSubnet();
     this.watcher = this.watch();
+  }
+
+  // --- pod addresses ---------------------------------------------------------------------
+  // A pod keeps one IP from creation to deletion, through container restarts, as the
+  // pod sandbox does on a node (podman alone would hand a restarted container a new
+  // address). Addresses are handed out round robin, as the host-local IPAM plugin does,
+  // so a deleted pod's address is not at once someone else's.
+
+  async readSubnet() {
+    const nets = JSON.parse(await must(['network', 'inspect', this.name]));
+    const cidr = ((nets[0] || {}).subnets || []).map((x) => x.subnet).find((x) => /^[0-9.]+\/\d+$/.test(x));
+    if (!cidr) throw new Error(`network ${this.name} has no IPv4 subnet: ${JSON.stringify(nets[0] && nets[0].subnets)}`);
+    return parseSubnet(cidr);
+  }
+
+  allocateIP() {
+    const { base, size } = this.subnet;
+    const dotted = (n) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+    // Host numbers 2 .. size-2: not the network, the gateway (.1) or broadcast.
+    for (let tried = 0; tried < size - 3; tried++) {
+      const host = this.ipNext;
+      this.ipNext = host + 1 >= size - 1 ? 2 : host + 1;
+      const ip = dotted(base + host);
+      if (!this.ipsHeld.has(ip)) {
+        this.ipsHeld.add(ip);
+        return ip;
+      }
+    }
+    throw new Error(`network ${this.name} (${this.subnet.cidr}) has no free address left`);
+  }
+
+  releaseIP(ip) {
+    if (ip) this.ipsHeld.delete(ip);
   }
 
   // Removes every container of this cluster and its network (not the data).
@@ -259,7 +305,8 @@ class Cluster {
     const c = pod.container;
     const sec = this.podSecurity(pod);
     const where = `pod ${pod.name}`;
-    const args = ['--name', pod.ctr, '--hostname', pod.name, '--network', this.name,
+    pod.podIP ??= this.allocateIP();
+    const args = ['--name', pod.ctr, '--hostname', pod.name, '--network', this.name, '--ip', pod.podIP,
       '--label', `chessrl-deploy=${this.name}`, '--label', `chessrl-deploy-pod=${pod.name}`,
       '--pull', 'never', '--init=false', '--log-driver', 'k8s-file'];
     for (const alias of this.aliases(pod, owner)) args.push('--network-alias', alias);
@@ -599,6 +646,7 @@ class Cluster {
     const exitCode = state.code === 0 ? Number(state.stdout.trim()) : null;
     await this.saveLogs(pod);
     await podman(['rm', '-f', '-t', '0', pod.ctr]);
+    this.releaseIP(pod.podIP);
     const record = { pod: name, seconds, grace, exitCode };
     this.stops.push(record);
     this.event(pod, `stopped in ${seconds.toFixed(1)} s (exit ${exitCode})`);
@@ -668,6 +716,7 @@ class Cluster {
       const logs = (await podman(['logs', pod.ctr])).stdout;
       fs.writeFileSync(path.join(this.dataDir, 'logs', `${pod.name}.log`), logs);
       await podman(['rm', '-f', '-t', '0', pod.ctr]);
+      this.releaseIP(pod.podIP);
       results.push({ name: pod.name, ok: code === 0, code, seconds: (now() - t0) / 1000, logs });
     }
     return results;
@@ -698,4 +747,4 @@ class Cluster {
   }
 }
 
-module.exports = { Cluster, expand, templateHash, quantityBytes, sleep };
+module.exports = { Cluster, expand, templateHash, quantityBytes, parseSubnet, sleep };
