@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { Cluster, expand, templateHash, quantityBytes, parseSubnet } = require('./lib/cluster');
+const { Cluster, expand, templateHash, quantityBytes, parseSubnet, macFor } = require('./lib/cluster');
 const tools = require('../helm/lib/tools');
 
 const yaml = tools.requireTool('js-yaml');
@@ -70,6 +70,9 @@ test('a pod keeps one address for its life; addresses go round robin, not at onc
   const ips = Object.values(pods).map((p) => after(p.args, '--ip')[0]);
   assert.equal(new Set(ips).size, ips.length, `every pod its own address: ${ips}`);
   assert.ok(ips.every((ip) => /^10\.89\.0\.\d+$/.test(ip)), ips.join(' '));
+  // ... and its MAC with it, so the other pods' ARP entries stay right.
+  assert.equal(macFor('10.89.0.6'), '02:63:0a:59:00:06');
+  for (const p of Object.values(pods)) assert.equal(after(p.args, '--mac-address')[0], macFor(after(p.args, '--ip')[0]));
 });
 
 test('every pod of the release: names, security, env, volumes as rendered', () => {

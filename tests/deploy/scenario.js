@@ -395,7 +395,6 @@ async function fault(target) {
   const claim = `checkpoints-${F}-trainer-0`;
   const ckptBefore = obs.lastCheckpointStep(c, claim);
   const trainerLogBefore = (await c.logs(trainerPod(0))).length;
-  const gamesBefore = await gamesTotal();
   let detail = '';
   if (target === 'redis') {
     // Right after an acknowledgement: watch the acknowledged-games logs grow, kill at once.
@@ -409,12 +408,26 @@ async function fault(target) {
     await c.kill(pod);
   }
   const tKill = Date.now();
-  // Both clocks run from the kill: the pod Ready again, and games reaching Redis.
+  // Both clocks run from the kill: the pod Ready again, and games reaching Redis. The
+  // count to beat is read after the kill (a push answered before it is no sign of
+  // recovery); with Redis killed, at its first answer once it is back.
   const since = (t) => (Date.now() - t) / 1000;
+  let gamesBefore = target === 'redis' ? -1 : await gamesTotal();
+  const flowingAgain = async () => {
+    const n = await gamesTotal();
+    if (gamesBefore < 0) {
+      gamesBefore = n;
+      return false;
+    }
+    return n > gamesBefore;
+  };
   const [tReady, flowing] = await Promise.all([
     c.waitFor(() => c.pods.get(pod)?.restarts > restarts && c.pods.get(pod).ready, RECOVER_BOUND_S * 1000, `${pod} restarted and Ready`).then(() => since(tKill)),
-    c.waitFor(async () => (await gamesTotal()) > gamesBefore, FLOW_BOUND_S * 1000, `games reaching Redis within ${FLOW_BOUND_S} s of the kill`, 250).then(() => since(tKill)),
+    c.waitFor(flowingAgain, FLOW_BOUND_S * 1000, `games reaching Redis within ${FLOW_BOUND_S} s of the kill`, 250).then(() => since(tKill)),
   ]);
+  // A container restart keeps the pod's address, as on a node.
+  const ipAfter = await c.refreshIP(c.mustPod(pod));
+  check(ipAfter === p.podIP, `${pod} came back on ${ipAfter}, not its address ${p.podIP}`);
   // New games after the restart: wait for one more acknowledged game, then check them all.
   const n = await checkAcked(`after killing ${target}`);
   // The trainer: never back to 0; after its own kill, rank 0 resumes from its last checkpoint.
@@ -438,7 +451,7 @@ async function fault(target) {
   const step0 = await obs.scrapeMetric(c, trainerPod(0), PORTS.trainer, 'chessrl_trainer_step');
   if (step0 !== undefined) check(step0 >= ckptBefore, `trainer step ${step0} is below the checkpoint ${ckptBefore} taken before the fault`);
   figure(`fault ${target}: Ready again / games flowing (s after kill)`, `${tReady.toFixed(1)} / ${flowing.toFixed(1)}`);
-  return `${detail}restarted, Ready after ${tReady.toFixed(1)} s, games flowing after ${flowing.toFixed(1)} s; ${n}${trainerNote}`;
+  return `${detail}restarted on its address ${ipAfter}, Ready after ${tReady.toFixed(1)} s, games flowing after ${flowing.toFixed(1)} s; ${n}${trainerNote}`;
 }
 
 // A hung process (SIGSTOP: alive, answering nothing): only the liveness probe can tell.

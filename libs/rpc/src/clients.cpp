@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -125,6 +126,28 @@ std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const ClientOption
   return grpc::SslCredentials(ssl);
 }
 
+namespace {
+
+// A channel and the thread that reads its sockets while no call does. gRPC
+// (1.51's poller) moves a connection attempt on only while some thread polls
+// for it: a call in flight, or its backup poller, every 5 s. A caller that
+// fails fast and pauses between calls (the self-play pusher) leaves the
+// attempts alone; each runs into its connect deadline (about the reconnect
+// backoff, 2 s) although the server is up ("tcp handshaker shutdown"), and the
+// client got in 15 to 45 s after the server came back. This thread waits on
+// the channel's state in 100 ms slices, which polls it.
+struct PolledChannel {
+  std::shared_ptr<grpc::Channel> channel;
+  std::atomic<bool> stop{false};
+  std::thread poller;
+  ~PolledChannel() {
+    stop = true;
+    if (poller.joinable()) poller.join();
+  }
+};
+
+}  // namespace
+
 std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
                                             grpc::ChannelArguments args) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
@@ -148,7 +171,20 @@ std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
   if (options.security.tls && !options.security.tls_server_name.empty()) {
     args.SetSslTargetNameOverride(options.security.tls_server_name);
   }
-  return grpc::CreateCustomChannel(options.address, channel_credentials(options), args);
+  auto channel = grpc::CreateCustomChannel(options.address, channel_credentials(options), args);
+  if (options.poll_interval.count() <= 0) return channel;
+  auto polled = std::make_shared<PolledChannel>();
+  polled->channel = std::move(channel);
+  PolledChannel* p = polled.get();  // the thread ends before *p does
+  const auto slice = options.poll_interval;
+  polled->poller = std::thread([p, slice] {
+    while (!p->stop.load()) {
+      p->channel->WaitForStateChange(p->channel->GetState(false),
+                                     std::chrono::system_clock::now() + slice);
+    }
+  });
+  // Shares ownership with `polled`: the last copy of the channel stops the thread.
+  return std::shared_ptr<grpc::Channel>(polled, polled->channel.get());
 }
 
 // ---------------------------------------------------------------- replay

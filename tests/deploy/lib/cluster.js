@@ -58,6 +58,12 @@ function parseSubnet(cidr) {
   return { cidr, base: base - (base % size), size };
 }
 
+// The MAC address of a pod's interface, fixed by its IP (locally administered, unicast).
+// A restarted container must keep it too: other pods hold the pod's IP -> MAC entry in
+// their neighbour (ARP) caches, and a new MAC behind the same IP is unreachable for them
+// until that entry expires, 15 to 45 s later.
+const macFor = (ip) => ['02', '63', ...ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0'))].join(':');
+
 // Kubernetes' pod-template-hash and the random suffix of a Deployment's pod names.
 const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
 function safeString(bytes, n) {
@@ -306,7 +312,8 @@ class Cluster {
     const sec = this.podSecurity(pod);
     const where = `pod ${pod.name}`;
     pod.podIP ??= this.allocateIP();
-    const args = ['--name', pod.ctr, '--hostname', pod.name, '--network', this.name, '--ip', pod.podIP,
+    const args = ['--name', pod.ctr, '--hostname', pod.name, '--network', this.name,
+      '--ip', pod.podIP, '--mac-address', macFor(pod.podIP),
       '--label', `chessrl-deploy=${this.name}`, '--label', `chessrl-deploy-pod=${pod.name}`,
       '--pull', 'never', '--init=false', '--log-driver', 'k8s-file'];
     for (const alias of this.aliases(pod, owner)) args.push('--network-alias', alias);
@@ -747,4 +754,4 @@ class Cluster {
   }
 }
 
-module.exports = { Cluster, expand, templateHash, quantityBytes, parseSubnet, sleep };
+module.exports = { Cluster, expand, templateHash, quantityBytes, parseSubnet, macFor, sleep };
