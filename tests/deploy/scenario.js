@@ -35,8 +35,8 @@ const KEY = 'chessrl'; // the replay service's key prefix (its default)
 // Bounds the test holds the chart to, on a 2-core machine (docs/kubernetes.md).
 const READY_BOUND_S = 120; // install: every pod Ready
 const FLOW_BOUND_S = 30; // a fault: games reach Redis again
-const RECOVER_BOUND_S = 180;
-const HANG_FLOW_BOUND_S = 45; // a hung replay killed by liveness: games again after its restart // a fault: the pod restarted and Ready (trainer ranks re-form the group)
+const RECOVER_BOUND_S = 180; // a fault: the pod restarted and Ready (trainer ranks re-form the group)
+const HANG_FLOW_BOUND_S = 45; // a hung replay killed by liveness: games again after its restart
 
 const PORTS = { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 };
 const GRPC_PORT = 50051; // replay.ports.grpc
@@ -118,10 +118,17 @@ async function checkAcked(label) {
   check(acked.length > 0, `${label}: no acknowledged game in the self-play pods' ${ACKED_LOG}`);
   const ids = [...new Set(acked.map((g) => g.id))];
   check(ids.length === acked.length, `${label}: ${acked.length - ids.length} game ids acknowledged STORED twice`);
-  const input = ids.map((id) => `EXISTS ${KEY}:game:${id}`).join('\n') + '\n';
+  // Newest first. The store keeps evicting (oldest first) while these EXISTS run; asked
+  // oldest first, a game could be seen there and a newer one, evicted a moment later,
+  // not, which would look like a hole. Asked newest first, a game seen missing means
+  // every older one was gone already, so one of those seen there afterwards is a hole.
+  const newestFirst = [...ids].reverse();
+  const input = newestFirst.map((id) => `EXISTS ${KEY}:game:${id}`).join('\n') + '\n';
   const out = await obs.redis(c, redisPod(), [], { input });
   check(out.length === ids.length, `${label}: redis-cli answered ${out.length} of ${ids.length} EXISTS`);
-  const present = new Set(ids.filter((id, i) => out[i].trim() === '1'));
+  const odd = out.filter((line) => !['0', '1'].includes(line.trim()));
+  check(odd.length === 0, `${label}: EXISTS answered ${odd.length} times neither 0 nor 1: ${odd.slice(0, 3).join(' | ')}`);
+  const present = new Set(newestFirst.filter((id, i) => out[i].trim() === '1'));
   const missing = ids.filter((id) => !present.has(id));
   if (missing.length === 0) return `all ${ids.length} acknowledged games in Redis`;
   // Missing after a game of the same pod that is there: lost, not evicted.
