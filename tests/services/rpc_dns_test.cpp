@@ -190,24 +190,6 @@ struct Served {
   }
 };
 
-v1::PushGamesRequest one_game(const std::string& id) {
-  v1::PushGamesRequest request;
-  *request.add_games() = testing::game(std::hash<std::string>{}(id), 4, id + "-");
-  return request;
-}
-
-std::optional<Clock::duration> push_until_answered(rpc::ReplayClient& client,
-                                                   Clock::duration limit) {
-  const auto start = Clock::now();
-  for (int i = 0; Clock::now() - start < limit; ++i) {
-    if (client.push_games(one_game("after-" + std::to_string(i))).ok()) {
-      return Clock::now() - start;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
-  return std::nullopt;
-}
-
 constexpr const char* kName = "replay.chessrl.test";
 
 // Serves on 127.0.0.1, pushes through the name, then moves: the server gone
@@ -226,17 +208,17 @@ std::optional<Clock::duration> move_server(std::chrono::milliseconds dns_min_rer
   options.deadline = 1s;
   options.dns_min_reresolution = dns_min_reresolution;
   rpc::ReplayClient client(options);
-  const auto pushed = client.push_games(one_game("before"));
+  const auto pushed = client.push_games(testing::one_game("before"));
   if (!pushed.ok()) throw std::runtime_error("the first push failed: " + pushed.error());
 
   first.reset();
   for (int i = 0; i < 10; ++i) {  // failing calls: the channel looks the name up again
-    EXPECT_FALSE(client.push_games(one_game("while-gone-" + std::to_string(i))).ok());
+    EXPECT_FALSE(client.push_games(testing::one_game("while-gone-" + std::to_string(i))).ok());
     std::this_thread::sleep_for(100ms);
   }
   dns.point(kName, "127.0.0.2");
   Served second("127.0.0.2:" + std::to_string(port));
-  const auto took = push_until_answered(client, limit);
+  const auto took = testing::push_until_answered(client, limit, 50ms);
   if (took) {
     auto stats = second.games.stats();
     EXPECT_TRUE(stats.ok() && stats.value().games_total == 1u);

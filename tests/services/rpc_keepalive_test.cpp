@@ -136,24 +136,6 @@ class BlackHoleProxy {
   std::list<std::thread> pipes_;  // only the acceptor adds; joined after it stops
 };
 
-v1::PushGamesRequest one_game(const std::string& id) {
-  v1::PushGamesRequest request;
-  *request.add_games() = testing::game(std::hash<std::string>{}(id), 4, id + "-");
-  return request;
-}
-
-// Pushes until one is acknowledged or `limit` passes; the time it took.
-std::optional<Clock::duration> push_until_answered(rpc::ReplayClient& client,
-                                                   Clock::duration limit) {
-  const auto start = Clock::now();
-  for (int i = 0; Clock::now() - start < limit; ++i) {
-    if (client.push_games(one_game("after-" + std::to_string(i))).ok()) {
-      return Clock::now() - start;
-    }
-  }
-  return std::nullopt;
-}
-
 struct Served {
   replay::MemoryReplayStore games{1000};
   replay::MemoryModelStore models;
@@ -178,14 +160,14 @@ TEST(RpcKeepaliveTest, ACallOnAConnectionWhoseServerVanishedGetsThroughOnANewOne
   Served served(200ms);
   BlackHoleProxy proxy(served.server->port());
   rpc::ReplayClient client(client_through(proxy, 1000ms));
-  ASSERT_TRUE(client.push_games(one_game("before")).ok());
+  ASSERT_TRUE(client.push_games(testing::one_game("before")).ok());
   ASSERT_EQ(proxy.connections(), 1);
 
   proxy.black_hole();
   // Keepalive: a ping after 1 s without an answer, dropped 1 s later; then a
   // new connection. Without it, every call runs into its 2 s deadline for as
   // long as TCP keeps the dead connection (minutes).
-  const auto took = push_until_answered(client, 15s);
+  const auto took = testing::push_until_answered(client, 15s);
   ASSERT_TRUE(took.has_value()) << "no push got through in 15 s: the client kept using the "
                                    "black-holed connection";
   EXPECT_LT(*took, 8s) << std::chrono::duration<double>(*took).count() << " s";
@@ -200,9 +182,9 @@ TEST(RpcKeepaliveTest, WithoutKeepaliveTheCallsStayOnTheDeadConnection) {
   Served served(200ms);
   BlackHoleProxy proxy(served.server->port());
   rpc::ReplayClient client(client_through(proxy, 0ms));
-  ASSERT_TRUE(client.push_games(one_game("before")).ok());
+  ASSERT_TRUE(client.push_games(testing::one_game("before")).ok());
   proxy.black_hole();
-  EXPECT_FALSE(push_until_answered(client, 8s).has_value());
+  EXPECT_FALSE(testing::push_until_answered(client, 8s).has_value());
   EXPECT_EQ(proxy.connections(), 1);
 }
 

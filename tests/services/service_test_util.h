@@ -2,8 +2,12 @@
 // each rule the validator checks.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -101,6 +105,28 @@ inline grpc::health::v1::HealthCheckResponse::ServingStatus health(int port) {
   auto status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
   if (!status.ok()) return grpc::health::v1::HealthCheckResponse::UNKNOWN;
   return response.status();
+}
+
+// A push of one small game whose id starts with `id`.
+inline v1::PushGamesRequest one_game(const std::string& id) {
+  v1::PushGamesRequest request;
+  *request.add_games() = game(std::hash<std::string>{}(id), 4, id + "-");
+  return request;
+}
+
+// Pushes (a new game each time, `pause` apart) until one is acknowledged or
+// `limit` passes; the time it took, or nullopt.
+inline std::optional<std::chrono::steady_clock::duration> push_until_answered(
+    rpc::ReplayClient& client, std::chrono::steady_clock::duration limit,
+    std::chrono::milliseconds pause = std::chrono::milliseconds(0)) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; std::chrono::steady_clock::now() - start < limit; ++i) {
+    if (client.push_games(one_game("after-" + std::to_string(i))).ok()) {
+      return std::chrono::steady_clock::now() - start;
+    }
+    std::this_thread::sleep_for(pause);
+  }
+  return std::nullopt;
 }
 
 }  // namespace chessrl::testing
