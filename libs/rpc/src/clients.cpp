@@ -133,9 +133,9 @@ namespace {
 // for it: a call in flight, or its backup poller, every 5 s. A caller that
 // fails fast and pauses between calls (the self-play pusher) leaves the
 // attempts alone; each runs into its connect deadline (about the reconnect
-// backoff, 2 s) although the server is up ("tcp handshaker shutdown"), and the
-// client got in 15 to 45 s after the server came back. This thread waits on
-// the channel's state in 100 ms slices, which polls it.
+// backoff, 2 s) although the server is up ("tcp handshaker shutdown"): the
+// self-play pusher got in a median 15 s after the replay service was back.
+// This thread waits on the channel's state in 100 ms slices, which polls it.
 struct PolledChannel {
   std::shared_ptr<grpc::Channel> channel;
   std::atomic<bool> stop{false};

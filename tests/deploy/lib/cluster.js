@@ -59,9 +59,9 @@ function parseSubnet(cidr) {
 }
 
 // The MAC address of a pod's interface, fixed by its IP (locally administered, unicast).
-// A restarted container must keep it too: other pods hold the pod's IP -> MAC entry in
-// their neighbour (ARP) caches, and a new MAC behind the same IP is unreachable for them
-// until that entry expires, 15 to 45 s later.
+// A restarted container keeps it too, as a pod's interface does on a node: other pods
+// hold the pod's IP -> MAC entry in their neighbour (ARP) caches, and a new MAC behind
+// the same IP can be unreachable for them until that entry is found stale.
 const macFor = (ip) => ['02', '63', ...ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0'))].join(':');
 
 // Kubernetes' pod-template-hash and the random suffix of a Deployment's pod names.
@@ -91,7 +91,7 @@ class Cluster {
     this.stopped = false;
     this.watcher = null;
     this.stops = []; // {pod, seconds, grace, exitCode}: every pod deletion
-    this.subnet = null; // {base, size}: the network's IPv4 subnet, host order
+    this.subnet = null; // parseSubnet() of the network's IPv4 subnet
     this.ipNext = 2; // the next host number to try (host-local IPAM's round robin)
     this.ipsHeld = new Set(); // addresses of the pods that exist
   }
