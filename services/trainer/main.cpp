@@ -134,6 +134,9 @@ void add_options(CLI::App& app, Settings& s) {
                  "game's result")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  app.add_option("--policy-legal-only", o.policy_legal_only,
+                 "policy loss over the legal moves only (true/false)")
+      ->capture_default_str();
   app.add_option("--clip-norm", o.clip_norm, "clip gradients to this global norm (0: off)")
       ->capture_default_str();
   app.add_option("--mixed-precision", o.mixed_precision,

@@ -78,6 +78,80 @@ TEST(Search, FindsMateInOne) {
   }
 }
 
+// A mate in one is known when the root's moves are generated: its first
+// visit proves it, before the network has seen a single child.
+TEST(Search, MateInOneIsProvenAtExpansion) {
+  Engine engine;
+  Position pos = from_fen("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
+  engine.run(pos, 1, 1);
+  EXPECT_EQ(engine.search.root().proof, Proof::kLoss);  // for the mover into the root: black
+  EXPECT_EQ(engine.search.root_wdl().win, 1.0f);
+  EXPECT_EQ(engine.search.counters().evaluations, 0u);  // no network call at all
+  engine.run(pos, 2, 1);
+  EXPECT_EQ(chess::to_uci(engine.search.best_move()), "a1a8");
+
+  SearchParams off;
+  off.mates_at_expansion = false;
+  Engine without(uniform(), off);
+  without.run(pos, 1, 1);
+  EXPECT_EQ(without.search.root().proof, Proof::kNone);
+  EXPECT_EQ(without.search.counters().evaluations, 1u);
+}
+
+// A move that allows a mate in one is proven lost on its first visit: the
+// reply's node knows its mate when its moves are generated.
+TEST(Search, AMoveThatAllowsMateIsProvenLostOnItsFirstVisit) {
+  // The rook on d1 guards the back rank against ...Ra1#: Ra1 allows Rxa1#
+  // (a rook along the d-file can still come back to block).
+  Position pos = from_fen("r5k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1");
+  Engine engine;
+  engine.run(pos, 60, 4);
+  int allowing = 0, checked = 0;
+  for (const ChildInfo& c : engine.search.children()) {
+    if (c.visits == 0) continue;
+    ++checked;
+    Position after = pos;
+    after.make_move(c.move);
+    const bool allows_mate = is_mate_in_one(after);
+    allowing += allows_mate;
+    EXPECT_EQ(c.proof == Proof::kLoss, allows_mate)
+        << chess::to_uci(c.move) << " with " << c.visits << " visits";
+    // Proven on its first visit, so never visited again (a search without
+    // the check would need the reply's own visit to see the mate).
+    if (allows_mate) {
+      EXPECT_EQ(c.visits, 1u) << chess::to_uci(c.move);
+    }
+  }
+  EXPECT_GT(allowing, 0);
+  EXPECT_GT(checked, allowing);
+  // And the search does not play one.
+  Position after = pos;
+  after.make_move(engine.search.best_move());
+  EXPECT_FALSE(is_mate_in_one(after)) << chess::to_uci(engine.search.best_move());
+}
+
+// Draw contempt makes a proven draw look worse than 0 in selection only: the
+// side to move plays on instead of taking a draw by rule.
+TEST(Search, DrawContemptSteersSelectionAwayFromProvenDraws) {
+  // Fifty-move counter at 99: every king move draws, the pawn moves do not.
+  const Position pos = from_fen("7k/8/8/8/8/8/6P1/6K1 w - - 99 80");
+  auto pawn_visits = [&](float contempt) {
+    SearchParams params;
+    params.draw_contempt = contempt;
+    Engine engine(uniform(), params);
+    engine.run(pos, 200, 4);
+    std::uint32_t pawn = 0, total = 0;
+    for (const ChildInfo& c : engine.search.children()) {
+      total += c.visits;
+      if (chess::to_uci(c.move).starts_with("g2")) pawn += c.visits;
+    }
+    return double(pawn) / double(total);
+  };
+  const double exact = pawn_visits(0.0f), averse = pawn_visits(0.3f);
+  EXPECT_GT(averse, exact + 0.2) << exact << " -> " << averse;
+  EXPECT_GT(averse, 0.8);
+}
+
 TEST(Search, FindsMateInTwo) {
   // Quiet keys (Ra6 threatens b7#), a rook ladder, and a queen sacrifice.
   for (const char* fen : {"kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", "7k/8/8/8/8/8/R7/1R4K1 w - - 0 1",
@@ -183,6 +257,35 @@ TEST(Search, VirtualLossSpreadsOneRoundOverDistinctLeaves) {
   EXPECT_EQ(search.root_visits(), 21u);
 }
 
+// virtual_loss 0: a visit in flight raises only the exploration term's N, so
+// a round of 8 leaves keeps going down the moves the search already likes
+// instead of spreading over the root: the visits concentrate. Deterministic
+// (a seeded random network, one caller).
+TEST(Search, ZeroVirtualLossConcentratesARoundsVisits) {
+  auto top_share = [](float virtual_loss) {
+    SearchParams params;
+    params.virtual_loss = virtual_loss;
+    double sum = 0;
+    int n = 0;
+    for (const char* fen : {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                            "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+                            "r3k2r/pp3ppp/2n1bn2/3p4/3P4/2N1BN2/PP3PPP/R3K2R b KQkq - 0 10"}) {
+      Engine engine(std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 5), params);
+      engine.run(from_fen(fen), 64, 8);
+      std::uint32_t top = 0, total = 0;
+      for (const ChildInfo& c : engine.search.children()) {
+        top = std::max(top, c.visits);
+        total += c.visits;
+      }
+      sum += double(top) / double(total);
+      ++n;
+    }
+    return sum / n;
+  };
+  const double spread = top_share(1.0f), lc0 = top_share(0.0f);
+  EXPECT_GT(lc0, spread + 0.05) << "virtual loss 1: " << spread << ", 0: " << lc0;
+}
+
 TEST(Search, PlayoutBudgetIsExact) {
   Engine engine;
   engine.run(Position(), 300, 16);
@@ -261,6 +364,11 @@ TEST(Search, ParamsAreValidated) {
   r = p.validate();
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().find("noise_fraction"), std::string::npos);
+  p = {};
+  p.draw_contempt = -0.1f;
+  r = p.validate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("draw_contempt"), std::string::npos);
 }
 
 }  // namespace

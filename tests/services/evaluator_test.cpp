@@ -313,6 +313,30 @@ TEST_F(EvaluatorTest, SavedModelsArePrunedToTheBestAndTheNewest) {
   EXPECT_NE(bad.validate().error().find("--keep-models -1"), std::string::npos);
 }
 
+// The run's first saved version is never pruned, whichever is best: it is the
+// baseline a run's progress is measured against.
+TEST_F(EvaluatorTest, TheFirstSavedModelIsKept) {
+  EvaluatorOptions options = tiny_options(port(), path("state"));
+  options.promote_score = 0.0;  // most candidates become the best: v1 is soon not
+  options.gauntlet_every = 0;
+  options.keep_models = 2;
+  metrics::Registry metrics;
+  auto evaluator = make(options, metrics);
+  ASSERT_NE(evaluator, nullptr);
+  std::atomic<bool> stop{false};
+  for (std::uint64_t v = 1; v <= 5; ++v) {
+    publish(v);
+    ASSERT_EQ(evaluator->evaluate(v, stop).outcome, Outcome::kDone) << log();
+  }
+  const std::uint64_t best = best_version();
+  for (std::uint64_t v = 1; v <= 5; ++v) {
+    const bool kept = v == 1 || v == best || v >= 4;
+    EXPECT_EQ(fs::exists(path("state/models/model-v" + std::to_string(v) + ".chrl")), kept)
+        << "v" << v << " (best v" << best << ")\n" << log();
+  }
+  EXPECT_NE(log().find("the first, the best and the newest are kept"), std::string::npos) << log();
+}
+
 TEST_F(EvaluatorTest, TheLoopEvaluatesTheNewestVersionAndStopsMidMatchWritingNothing) {
   publish(1);
   publish(2);

@@ -100,11 +100,42 @@ TEST(CurveTsv, KeyIsVersionAnchorPairsVisitsAndMaxPlies) {
   for (auto change : std::initializer_list<void (*)(CurveRow&)>{
            [](CurveRow& r) { r.version = 4; }, [](CurveRow& r) { r.anchor = "random"; },
            [](CurveRow& r) { r.pairs = 5; }, [](CurveRow& r) { r.visits = 64; },
-           [](CurveRow& r) { r.max_plies = 200; }}) {
+           [](CurveRow& r) { r.max_plies = 200; }, [](CurveRow& r) { r.leaves = 2; }}) {
     CurveRow c = a;
     change(c);
     EXPECT_NE(c.key(), a.key());
   }
+}
+
+// A table written before the leaves column still reads, as 8 leaves (what
+// every curve was played at then); the next write adds the column.
+TEST(CurveTsv, ATableWithoutTheLeavesColumnReadsAsEightLeaves) {
+  CurveRow r = row(1, "random", 3, 10, 7);
+  r.leaves = 2;
+  const std::string text = format_curve_tsv({r});
+  EXPECT_NE(text.find("\tleaves\n"), std::string::npos) << text;
+  auto parsed = parse_curve_tsv(text, "curve.tsv");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  EXPECT_EQ((*parsed)[0].leaves, 2);
+  // The old table: drop the last column of every line.
+  std::string old;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end - start);
+    old += line.substr(0, line.rfind('\t')) + "\n";
+    start = end + 1;
+  }
+  parsed = parse_curve_tsv(old, "curve.tsv");
+  ASSERT_TRUE(parsed.ok()) << parsed.error() << "\n" << old;
+  EXPECT_EQ((*parsed)[0].leaves, 8);
+  EXPECT_EQ((*parsed)[0].wins, 3);
+  // An old header with a new row is refused, naming the count.
+  parsed = parse_curve_tsv(old.substr(0, old.find('\n') + 1) + text.substr(text.find('\n') + 1),
+                           "curve.tsv");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().find("expected 15 tab-separated fields, found 16"), std::string::npos)
+      << parsed.error();
 }
 
 TEST(CurveTsv, MissingFileHasNoRows) {
@@ -131,7 +162,7 @@ TEST(CurveTsv, MalformedFilesNameTheFileAndLine) {
             "/run/curve/curve.tsv:1: not the header of a chessrl curve table; expected " +
                 curve_header() + " (move the file away to start a new table)");
   EXPECT_EQ(error(header + good + "1\t2\t3\n"),
-            "/run/curve/curve.tsv:3: expected 15 tab-separated fields, found 3");
+            "/run/curve/curve.tsv:3: expected 16 tab-separated fields, found 3");
   std::string bad = good;
   bad.replace(bad.find("\t300\t"), 5, "\tmany\t");
   EXPECT_EQ(error(header + bad), "/run/curve/curve.tsv:2: max_plies 'many' is not a number");
@@ -142,8 +173,8 @@ TEST(CurveTsv, MalformedFilesNameTheFileAndLine) {
   bad.replace(bad.find("\t2\t1\t0\t1\t"), 9, "\t2\t1\t1\t1\t");
   EXPECT_EQ(error(header + bad), "/run/curve/curve.tsv:2: wins + draws + losses is not games");
   EXPECT_EQ(error(header + good + good),
-            "/run/curve/curve.tsv:3: a second row for v1 vs random with the same pairs, visits "
-            "and max_plies");
+            "/run/curve/curve.tsv:3: a second row for v1 vs random with the same pairs, visits, "
+            "max_plies and leaves");
 }
 
 // A line as self-play writes it (selfplay::to_json).

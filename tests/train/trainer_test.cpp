@@ -109,6 +109,33 @@ TEST(Losses, ValueTargetMixesTheResultWithTheSearchByQRatio) {
   EXPECT_FALSE(bad.validate().ok());
 }
 
+// The policy loss over the legal moves only: with uniform logits it is
+// log(number of legal moves), not log(4672), and the illegal outputs get no
+// gradient at all.
+TEST(Losses, PolicyLossIsASoftmaxOverTheLegalMoves) {
+  const Example& e = small_data()[0];
+  ASSERT_FALSE(e.legal.empty());
+  std::vector<Example> examples(1, e);
+  const Batch masked = make_batch(examples, false, 0.0, true);
+  ASSERT_TRUE(masked.legal.defined());
+  EXPECT_EQ(masked.legal.sum().item<std::int64_t>(), std::int64_t(e.legal.size()));
+  for (const auto& [index, p] : e.policy) EXPECT_TRUE(masked.legal[0][index].item<bool>());
+  auto policy = torch::zeros({1, nn::kPolicySize}, torch::requires_grad());
+  const auto wdl = torch::zeros({1, 3});
+  LossTerms l = compute_losses(policy, wdl, masked);
+  EXPECT_NEAR(l.policy.item<double>(), std::log(double(e.legal.size())), 1e-4);
+  l.policy.backward();
+  const auto illegal = masked.legal[0].logical_not();
+  EXPECT_EQ(policy.grad()[0].masked_select(illegal).abs().max().item<float>(), 0.0f);
+  // Unmasked (the old loss): log(4672), and the illegal outputs are pushed down.
+  const Batch plain = make_batch(examples, false, 0.0, false);
+  EXPECT_FALSE(plain.legal.defined());
+  EXPECT_NEAR(compute_losses(torch::zeros({1, nn::kPolicySize}), wdl, plain).policy.item<double>(),
+              std::log(double(nn::kPolicySize)), 1e-4);
+  // Slices and copies keep the mask with their rows.
+  EXPECT_TRUE(masked.slice(0, 1).legal.defined());
+}
+
 // Item 10: on a fixed small data set of self-play records, the loss falls.
 TEST(Trainer, LossFallsOnAFixedSetOfSelfPlayRecords) {
   DatasetSource source(small_data(), 3);

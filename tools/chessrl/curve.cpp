@@ -63,8 +63,16 @@ std::string gnuplot_quote(const std::string& text) {
 
 const char* const kColumns[] = {"version", "step",      "minutes", "anchor", "pairs",
                                 "visits",  "max_plies", "games",   "wins",   "draws",
-                                "losses",  "score",     "elo",     "lower",  "upper"};
+                                "losses",  "score",     "elo",     "lower",  "upper", "leaves"};
 constexpr std::size_t kColumnCount = std::size(kColumns);
+// Tables written before the leaves column: the first 15 columns, at 8 leaves.
+constexpr std::size_t kOldColumnCount = kColumnCount - 1;
+
+std::string header_of(std::size_t columns) {
+  std::string line;
+  for (std::size_t i = 0; i < columns; ++i) line += (i ? "\t" : "") + std::string(kColumns[i]);
+  return line;
+}
 
 }  // namespace
 
@@ -137,11 +145,7 @@ double minutes_since(const TimeOrigin& origin, std::int64_t created_ms) {
   return static_cast<double>(created_ms - origin.ms) / 60000.0;
 }
 
-std::string curve_header() {
-  std::string line;
-  for (const char* column : kColumns) line += (line.empty() ? "" : "\t") + std::string(column);
-  return line;
-}
+std::string curve_header() { return header_of(kColumnCount); }
 
 std::string format_curve_tsv(std::vector<CurveRow> rows) {
   std::sort(rows.begin(), rows.end(),
@@ -162,7 +166,8 @@ std::string format_curve_tsv(std::vector<CurveRow> rows) {
                                   fixed(r.score, 4),
                                   fixed(r.elo, 1),
                                   fixed(r.lower, 1),
-                                  fixed(r.upper, 1)};
+                                  fixed(r.upper, 1),
+                                  std::to_string(r.leaves)};
     for (std::size_t i = 0; i < kColumnCount; ++i) out += (i ? "\t" : "") + fields[i];
     out += "\n";
   }
@@ -176,14 +181,15 @@ Result<std::vector<CurveRow>> parse_curve_tsv(std::string_view text, const std::
   if (!lines.empty() && lines.back().empty()) lines.pop_back();  // the final newline
   if (lines.empty())
     return fail(path + ": empty; expected the header line (" + curve_header() + ")");
-  if (lines[0] != curve_header())
+  const std::size_t columns = lines[0] == header_of(kOldColumnCount) ? kOldColumnCount : kColumnCount;
+  if (lines[0] != header_of(columns))
     return fail(path + ":1: not the header of a chessrl curve table; expected " + curve_header() +
                 " (move the file away to start a new table)");
   for (std::size_t n = 1; n < lines.size(); ++n) {
     const std::string where = path + ":" + std::to_string(n + 1) + ": ";
     const auto fields = split(lines[n], '\t');
-    if (fields.size() != kColumnCount)
-      return fail(where + "expected " + std::to_string(kColumnCount) +
+    if (fields.size() != columns)
+      return fail(where + "expected " + std::to_string(columns) +
                   " tab-separated fields, found " + std::to_string(fields.size()));
     CurveRow r;
     r.anchor = std::string(fields[3]);
@@ -193,10 +199,11 @@ Result<std::vector<CurveRow>> parse_curve_tsv(std::string_view text, const std::
               parse_number(fields[7], r.games) && parse_number(fields[8], r.wins) &&
               parse_number(fields[9], r.draws) && parse_number(fields[10], r.losses) &&
               parse_number(fields[11], r.score) && parse_number(fields[12], r.elo) &&
-              parse_number(fields[13], r.lower) && parse_number(fields[14], r.upper);
+              parse_number(fields[13], r.lower) && parse_number(fields[14], r.upper) &&
+              (columns == kOldColumnCount || parse_number(fields[15], r.leaves));
     if (!ok) {
       // Name the first field that is wrong.
-      for (std::size_t i = 0; i < kColumnCount; ++i) {
+      for (std::size_t i = 0; i < columns; ++i) {
         if (i == 3) continue;
         double number;
         if (!parse_number(fields[i], number))
@@ -205,13 +212,15 @@ Result<std::vector<CurveRow>> parse_curve_tsv(std::string_view text, const std::
       return fail(where + "a count is not an integer");
     }
     if (r.anchor.empty()) return fail(where + "no anchor");
-    if (r.pairs < 1 || r.visits < 1 || r.max_plies < 1 || r.wins < 0 || r.draws < 0 || r.losses < 0)
-      return fail(where + "pairs, visits and max_plies must be positive, counts not negative");
+    if (r.pairs < 1 || r.visits < 1 || r.max_plies < 1 || r.leaves < 1 || r.wins < 0 ||
+        r.draws < 0 || r.losses < 0)
+      return fail(where +
+                  "pairs, visits, max_plies and leaves must be positive, counts not negative");
     if (r.wins + r.draws + r.losses != r.games)
       return fail(where + "wins + draws + losses is not games");
     if (!seen.insert(r.key()).second)
       return fail(where + "a second row for v" + std::to_string(r.version) + " vs " + r.anchor +
-                  " with the same pairs, visits and max_plies");
+                  " with the same pairs, visits, max_plies and leaves");
     rows.push_back(std::move(r));
   }
   return rows;

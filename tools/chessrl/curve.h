@@ -60,7 +60,7 @@ double minutes_since(const TimeOrigin& origin, std::int64_t created_ms);
 struct CurveKey {
   std::int64_t version = 0;
   std::string anchor;
-  int pairs = 0, visits = 0, max_plies = 0;
+  int pairs = 0, visits = 0, max_plies = 0, leaves = 8;
   auto operator<=>(const CurveKey&) const = default;
 };
 
@@ -70,9 +70,10 @@ struct CurveRow {
   double minutes = 0;
   std::string anchor;  // eval::anchor_label of its spec
   int pairs = 0, visits = 0, max_plies = 0;
+  int leaves = 8;  // MCTS leaves a round (a table without the column was made at 8)
   int games = 0, wins = 0, draws = 0, losses = 0;
   double score = 0, elo = 0, lower = 0, upper = 0;
-  CurveKey key() const { return {version, anchor, pairs, visits, max_plies}; }
+  CurveKey key() const { return {version, anchor, pairs, visits, max_plies, leaves}; }
 };
 
 // The header line of curve.tsv (no newline): the column names, tab-separated.

@@ -46,6 +46,7 @@ struct CurveCommandOptions {
   int pairs = 10;
   // The evaluator's visits and move limit, so the curve matches what it reports.
   int visits = local_defaults::kEvalVisits;
+  int leaves = eval::MctsPlayerOptions{}.leaves_per_round;
   int max_plies = local_defaults::kEvalMaxPlies;
   int threads = 2;
   std::uint64_t seed = 1;
@@ -199,7 +200,8 @@ void run_curve(const CurveCommandOptions& o) {
     std::optional<eval::PlayerFactory> model;
     for (std::size_t a = 0; a < anchors.size(); ++a) {
       ++done;
-      const curve::CurveKey key{v.version, anchors[a].label, o.pairs, o.visits, o.max_plies};
+      const curve::CurveKey key{v.version, anchors[a].label, o.pairs,
+                                o.visits,  o.max_plies,        o.leaves};
       if (anchors[a].spec == kFirst && v.version == versions.front().version) {
         std::fprintf(stderr, "%s vs %s: itself, not played  (%d/%d)\n", who,
                      anchors[a].label.c_str(), done, total);
@@ -217,17 +219,18 @@ void run_curve(const CurveCommandOptions& o) {
         continue;
       }
       if (!model) {
-        networks = std::make_unique<Networks>(std::min(o.threads, 2 * o.pairs), 8, o.device,
-                                              o.max_model_params);
+        networks = std::make_unique<Networks>(std::min(o.threads, 2 * o.pairs), o.leaves,
+                                              o.device, o.max_model_params);
         model = make_side("model:" + v.path, "model", mcts::mix64(o.seed ^ (v.version << 8)),
-                          o.visits, *networks);
+                          o.visits, *networks, o.leaves);
       }
       const std::uint64_t anchor_seed =
           mcts::mix64(o.seed ^ (v.version << 8) ^ (static_cast<std::uint64_t>(a) + 1));
       auto anchor =
           anchors[a].spec == kFirst
               ? Result<eval::PlayerFactory>(make_side("model:" + versions.front().path, "first",
-                                                      anchor_seed, o.visits, *networks))
+                                                      anchor_seed, o.visits, *networks,
+                                                      o.leaves))
               : eval::parse_anchor(anchors[a].spec, anchor_seed);
       if (!anchor) throw Error(anchor.error());
       const auto started = Clock::now();
@@ -263,6 +266,7 @@ void run_curve(const CurveCommandOptions& o) {
       r.pairs = o.pairs;
       r.visits = o.visits;
       r.max_plies = o.max_plies;
+      r.leaves = o.leaves;
       r.games = result->score.games();
       r.wins = result->score.wins;
       r.draws = result->score.draws;
@@ -370,6 +374,9 @@ void add_curve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--visits", o->visits, "MCTS root visits per move of the model")
       ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--leaves", o->leaves, "MCTS leaves gathered per search round (virtual loss)")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--max-plies", o->max_plies, "Plies after which a game is a draw")
       ->check(CLI::Range(1, 100000))

@@ -15,6 +15,7 @@
 #include "bench_util.h"
 #include "chessrl/core/error.h"
 #include "chessrl/eval/match.h"
+#include "chessrl/eval/match_endings.h"
 #include "chessrl/mcts/random.h"
 #include "chessrl/nn/model_limits.h"
 #include "commands.h"
@@ -27,6 +28,7 @@ struct MatchCommandOptions {
   std::string first, second;
   eval::MatchOptions match;
   int visits = 64;
+  int leaves = eval::MctsPlayerOptions{}.leaves_per_round;
   std::string device = "cpu";
   std::int64_t max_model_params = nn::kDefaultMaxModelParams;
   std::string pgn;
@@ -37,11 +39,12 @@ extern "C" void on_match_interrupt(int) { g_interrupted = true; }
 
 void run_match(const MatchCommandOptions& o) {
   if (auto valid = o.match.validate(); !valid) throw Error(valid.error());
-  Networks networks(std::min(o.match.threads, 2 * o.match.pairs), 8, o.device, o.max_model_params);
+  Networks networks(std::min(o.match.threads, 2 * o.match.pairs), o.leaves, o.device,
+                    o.max_model_params);
   const eval::PlayerFactory first =
-      make_side(o.first, "--first", mcts::mix64(o.match.seed ^ 1), o.visits, networks);
+      make_side(o.first, "--first", mcts::mix64(o.match.seed ^ 1), o.visits, networks, o.leaves);
   const eval::PlayerFactory second =
-      make_side(o.second, "--second", mcts::mix64(o.match.seed ^ 2), o.visits, networks);
+      make_side(o.second, "--second", mcts::mix64(o.match.seed ^ 2), o.visits, networks, o.leaves);
   if (!o.pgn.empty()) {
     std::ofstream probe(o.pgn, std::ios::app);
     if (!probe) throw Error("--pgn: cannot open " + o.pgn + " for appending");
@@ -54,6 +57,7 @@ void run_match(const MatchCommandOptions& o) {
                o.match.pairs == 1 ? "" : "s", o.match.threads, o.match.threads == 1 ? "" : "s",
                o.match.max_plies, static_cast<unsigned long long>(o.match.seed));
   std::string first_name = o.first, second_name = o.second, pgn_error;
+  eval::MatchEndings endings;
   eval::MatchScore so_far;
   int done = 0, forfeits = 0;
   ProgressLine progress;
@@ -61,6 +65,7 @@ void run_match(const MatchCommandOptions& o) {
   auto on_game = [&](const eval::MatchGame& g) {
     ++done;
     forfeits += !g.forfeit.empty();
+    endings.add(g);
     so_far.wins += g.first_score == 1.0;
     so_far.draws += g.first_score == 0.5;
     so_far.losses += g.first_score == 0.0;
@@ -97,6 +102,8 @@ void run_match(const MatchCommandOptions& o) {
       g_interrupted ? "interrupted: " : "", first_name.c_str(), second_name.c_str(), s.wins,
       s.draws, s.losses, s.score(), elo.elo, elo.lower, elo.upper, s.games(), result->forfeits);
   std::fflush(stdout);
+  std::printf("%s", endings.format(first_name).c_str());
+  std::fflush(stdout);
   if (!o.pgn.empty() && pgn_error.empty())
     std::fprintf(stderr, "wrote %d games to %s\n", s.games(), o.pgn.c_str());
   if (!pgn_error.empty()) throw Error("--pgn: " + pgn_error);
@@ -130,6 +137,10 @@ void add_match_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--visits", o->visits, "MCTS root visits per move (model: and uniform)")
       ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--leaves", o->leaves,
+                  "MCTS leaves gathered per search round (model: and uniform; virtual loss)")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--device", o->device, "Device of model: networks: cpu, cuda or cuda:N")
       ->capture_default_str();

@@ -51,7 +51,7 @@ nn::BatchEvaluatorOptions Networks::evaluator_options() const {
 }
 
 eval::PlayerFactory make_side(const std::string& spec, const std::string& option,
-                              std::uint64_t seed, int visits, Networks& networks) {
+                              std::uint64_t seed, int visits, Networks& networks, int leaves) {
   if (spec == "uniform" || spec.rfind("model:", 0) == 0) {
     if (spec == "model:") throw Error(option + " model:: no checkpoint path after 'model:'");
     nn::BatchEvaluator& evaluator = networks.get(spec, option);
@@ -60,6 +60,7 @@ eval::PlayerFactory make_side(const std::string& spec, const std::string& option
     auto made = std::make_shared<std::atomic<std::uint64_t>>(0);
     eval::MctsPlayerOptions mo;
     mo.visits = visits;
+    mo.leaves_per_round = leaves;
     mo.random_plies = 2;
     return [&evaluator, mo, name, seed, made]() -> Result<std::unique_ptr<eval::Player>> {
       eval::MctsPlayerOptions mine = mo;

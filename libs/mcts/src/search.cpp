@@ -28,6 +28,7 @@ Result<void> SearchParams::validate() const {
   if (!(noise_fraction >= 0 && noise_fraction <= 1))
     return bad("noise_fraction", "must be in [0, 1]");
   if (max_collisions < 0) return bad("max_collisions", "must be >= 0");
+  if (!(draw_contempt >= 0 && draw_contempt <= 1)) return bad("draw_contempt", "must be in [0, 1]");
   return {};
 }
 
@@ -110,7 +111,9 @@ Edge* Search::select(Node& node) const {
       const double visits = c->visits, flight = c->in_flight;
       n = visits + flight;
       if (c->proven())
-        q = c->proven_value();
+        q = c->proof == Proof::kDraw ? -params_.draw_contempt : c->proven_value();
+      else if (vl == 0)
+        q = visits > 0 ? c->q : fpu;
       else if (n > 0)
         q = (c->q * visits - vl * flight) / n;
     }
@@ -121,6 +124,16 @@ Edge* Search::select(Node& node) const {
     }
   }
   return best;
+}
+
+int Search::find_mate(const chess::MoveList& moves) {
+  for (int i = 0; i < moves.size(); ++i) {
+    pos_.make_move(moves[i]);
+    const bool mate = pos_.in_check() && chess::count_legal(pos_) == 0;
+    pos_.unmake_move();
+    if (mate) return i;
+  }
+  return -1;
 }
 
 bool Search::expand(Node& node, nn::EvalRequest& request) {
@@ -141,6 +154,22 @@ bool Search::expand(Node& node, nn::EvalRequest& request) {
   node.num_edges = std::uint16_t(moves.size());
   node.edges = arenas_[arena_].make<Edge>(std::size_t(moves.size()));
   for (int i = 0; i < moves.size(); ++i) node.edges[i].move = moves[i];
+  if (params_.mates_at_expansion) {
+    if (const int mate = find_mate(moves); mate >= 0) {
+      // Settled without the network: the side to move mates. The other moves
+      // keep uniform priors (they are never searched while the mate stands).
+      Node* mated = arenas_[arena_].make<Node>();
+      mated->parent = &node;
+      mated->state = NodeState::kTerminal;
+      mated->proof = Proof::kWin;
+      node.edges[mate].node = mated;
+      for (int i = 0; i < moves.size(); ++i) node.edges[i].prior = 1.0f / float(moves.size());
+      node.state = NodeState::kExpanded;
+      node.proof = Proof::kLoss;
+      node.proof_plies = 1;
+      return false;
+    }
+  }
   nn::prepare(request, pos_, std::span<const Move>(moves.begin(), moves.end()));
   node.state = NodeState::kPending;
   return true;
@@ -241,8 +270,9 @@ int Search::gather(std::span<nn::EvalRequest> out, std::uint64_t max_playouts) {
       ++counters_.collisions;
       stop = ++collisions >= max_collisions;
     } else {
-      // Game over here (just found, or known), or proven by search.
-      if (node->state == NodeState::kTerminal && node->visits == 0) propagate_proof(node);
+      // Game over here (just found, or known), a mate found at expansion, or
+      // proven by search. A node proven on its first visit tells its parent.
+      if (node->proven() && node->visits == 0) propagate_proof(node);
       back_up_exact(*node);
       ++playouts;
       ++counters_.playouts;

@@ -27,6 +27,14 @@ Result<void> SelfPlayConfig::validate() const {
   if (adjudicate_material < 0)
     return fail("adjudicate material must be >= 0 pawns (0: off), got " +
                 std::to_string(adjudicate_material));
+  if (!(short_game_fraction >= 0 && short_game_fraction <= 1))
+    return fail("short game fraction must be in [0, 1], got " +
+                std::to_string(short_game_fraction));
+  if (short_max_plies < 1)
+    return fail("short max plies must be >= 1, got " + std::to_string(short_max_plies));
+  if (short_adjudicate_material < 0)
+    return fail("short adjudicate material must be >= 0 pawns (0: off), got " +
+                std::to_string(short_adjudicate_material));
   return {};
 }
 
@@ -59,6 +67,8 @@ struct GameRunner::Slot {
   GameRecord record;
   int target_visits = 0;
   bool full = false;
+  int max_plies = 0;           // this game's move limit and adjudication
+  int adjudicate_material = 0;
   int offset = 0, count = 0;
 };
 
@@ -112,6 +122,13 @@ bool GameRunner::start_game(Slot& slot) {
   const mcts::ResignPolicy& resign = options_.config.resign;
   const bool disabled = resign.enabled() && slot.rng.uniform() < double(resign.disabled_fraction);
   slot.resign.emplace(resign, disabled);
+  const SelfPlayConfig& config = options_.config;
+  // Drawn only when short games are on, so other runs keep their moves.
+  const bool short_game =
+      config.short_game_fraction > 0 && slot.rng.uniform() < double(config.short_game_fraction);
+  slot.max_plies = short_game ? config.short_max_plies : config.max_plies;
+  slot.adjudicate_material =
+      short_game ? config.short_adjudicate_material : config.adjudicate_material;
   slot.record = GameRecord{};
   char id[64];
   std::snprintf(id, sizeof id, "%016" PRIx64 "-%016" PRIx64 "-%" PRIu64, options_.seed, id_nonce_,
@@ -182,8 +199,8 @@ bool GameRunner::finish_move(Slot& slot) {
     record.result = result;
     return true;
   }
-  if (int(record.moves.size()) >= config.max_plies) {
-    record.result = chess::move_limit_result(search.position(), config.adjudicate_material);
+  if (int(record.moves.size()) >= slot.max_plies) {
+    record.result = chess::move_limit_result(search.position(), slot.adjudicate_material);
     return true;
   }
   start_move(slot);

@@ -14,6 +14,9 @@ struct Batch {
   torch::Tensor input;   // [N, 112, 8, 8] float32
   torch::Tensor policy;  // [N, 4672] float32, rows sum to 1
   torch::Tensor wdl;     // [N, 3] float32: win, draw, loss for the side to move, rows sum to 1
+  // [N, 4672] bool: the legal moves; undefined when the policy loss is over
+  // every index.
+  torch::Tensor legal;
   std::int64_t size() const { return input.size(0); }
   // The rows [begin, begin + count) (views, no copy).
   Batch slice(std::int64_t begin, std::int64_t count) const;
@@ -23,11 +26,15 @@ struct Batch {
 // On the CPU; pinned when `pin` (for fast copies to a GPU). The value target
 // is (1 - q_ratio) x the game's result (one-hot) + q_ratio x the search's
 // win/draw/loss at the position (from root_value and root_draw).
-Batch make_batch(const std::vector<Example>& examples, bool pin = false, double q_ratio = 0);
+// With `mask_illegal`, `legal` marks each example's legal moves (an example
+// without a list has every index legal).
+Batch make_batch(const std::vector<Example>& examples, bool pin = false, double q_ratio = 0,
+                 bool mask_illegal = false);
 
 // The two heads' losses, each a mean over the batch (float32 scalars):
-// policy cross-entropy against the visit distribution, value cross-entropy
-// against the value target.
+// policy cross-entropy against the visit distribution (a softmax over the
+// legal moves when the batch has `legal`, as the search's priors are), value
+// cross-entropy against the value target.
 struct LossTerms {
   torch::Tensor policy;
   torch::Tensor value;

@@ -42,6 +42,11 @@ Result<Example> finish_example(chess::Position& pos, std::span<const chess::Move
   if (std::abs(sum - 1.0) > 1e-3)
     return fail("policy probabilities sum to " + std::to_string(sum) + ", not 1");
   for (auto& entry : e.policy) entry.second = static_cast<float>(entry.second / sum);
+  chess::MoveList legal;
+  chess::generate_legal(pos, legal);
+  e.legal.reserve(std::size_t(legal.size()));
+  for (const chess::Move m : legal)
+    e.legal.push_back(static_cast<std::uint16_t>(nn::policy_index(m, pos.side_to_move())));
   return e;
 }
 

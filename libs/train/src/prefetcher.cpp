@@ -7,7 +7,8 @@ namespace chessrl::train {
 
 Prefetcher::Prefetcher(ExampleSource& source, std::int64_t first_step, int rank, int world,
                        int batch_size, int depth, bool pin,
-                       std::function<void(const std::string&)> log, double value_q_ratio)
+                       std::function<void(const std::string&)> log, double value_q_ratio,
+                       bool mask_illegal)
     : source_(source),
       next_step_(first_step),
       rank_(rank),
@@ -16,6 +17,7 @@ Prefetcher::Prefetcher(ExampleSource& source, std::int64_t first_step, int rank,
       depth_(std::size_t(std::max(depth, 1))),
       pin_(pin),
       value_q_ratio_(value_q_ratio),
+      mask_illegal_(mask_illegal),
       log_(std::move(log)),
       thread_([this] { run(); }) {}
 
@@ -74,7 +76,7 @@ void Prefetcher::run() {
     if (failures > 0) log_("data: fetching works again after " + std::to_string(failures) + " failures");
     failures = 0;
     pause = std::chrono::milliseconds(250);
-    Batch b = make_batch(*examples, pin_, value_q_ratio_);
+    Batch b = make_batch(*examples, pin_, value_q_ratio_, mask_illegal_);
     std::lock_guard lock(mu_);
     queue_.push_back(std::move(b));
     ++next_step_;

@@ -25,7 +25,7 @@ class Prefetcher {
  public:
   Prefetcher(ExampleSource& source, std::int64_t first_step, int rank, int world, int batch_size,
              int depth, bool pin, std::function<void(const std::string&)> log,
-             double value_q_ratio = 0);
+             double value_q_ratio = 0, bool mask_illegal = false);
   ~Prefetcher();  // stops and joins the thread
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -45,6 +45,7 @@ class Prefetcher {
   std::size_t depth_;
   bool pin_;
   double value_q_ratio_;
+  bool mask_illegal_;
   std::function<void(const std::string&)> log_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -442,7 +442,7 @@ Result<TrainSummary> Run::run() {
   {
     Prefetcher prefetcher(source_, step_, d_.rank, d_.world_size, o_.batch_size,
                           o_.prefetch_batches, cuda_, [this](const std::string& l) { log(l); },
-                          o_.value_q_ratio);
+                          o_.value_q_ratio, o_.policy_legal_only);
     bool paused = false;
     double window_seconds = 0, window_wait = 0, window_comm = 0;
     std::int64_t window_samples = 0, window_steps = 0;

@@ -138,7 +138,7 @@ void Evaluator::prune_models(std::uint64_t best) {
   for (const std::uint64_t v : *pruned)
     versions += (versions.empty() ? "v" : ", v") + std::to_string(v);
   log_("deleted the saved models " + versions + " (--keep-models " +
-       std::to_string(options_.keep_models) + ": the best and the newest are kept)");
+       std::to_string(options_.keep_models) + ": the first, the best and the newest are kept)");
 }
 
 void Evaluator::registry_ok() {

@@ -86,7 +86,7 @@ class Evaluator {
   // The best model, loaded unless it is the one already held (then no model).
   LoadResult best_model(std::uint64_t version);
   bool save_progress(Evaluation& out);
-  // Deletes saved models beyond the best and the newest --keep-models; a
+  // Deletes saved models beyond the first, the best and the newest --keep-models; a
   // failure is logged, never fatal.
   void prune_models(std::uint64_t best);
 

@@ -142,7 +142,7 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
                  "keep each evaluated model as <state-dir>/models/model-v<N>.chrl (true/false)")
       ->capture_default_str();
   app.add_option("--keep-models", o.keep_models,
-                 "saved models kept: the best and the N newest; older ones are deleted after "
+                 "saved models kept: the first, the best and the N newest; others are deleted after "
                  "each evaluation (0: keep every one)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();

@@ -49,7 +49,7 @@ struct EvaluatorOptions {
   // What is kept.
   std::string state_dir = "evaluator";
   bool save_models = true;
-  // Saved models kept under models/: the best and the newest keep_models
+  // Saved models kept under models/: the first, the best and the newest keep_models
   // (0: every one). Each can be hundreds of MB; the registry has them all.
   int keep_models = 5;
 

@@ -175,7 +175,9 @@ Result<std::vector<std::uint64_t>> StateDir::prune_models(std::size_t keep_newes
   std::sort(saved.begin(), saved.end());
   const std::size_t old = saved.size() > keep_newest ? saved.size() - keep_newest : 0;
   for (std::size_t i = 0; i < old; ++i) {
-    if (saved[i] == best) continue;
+    // The best, and the oldest: the run's first version, the baseline every
+    // later one is measured against ("+N Elo over its first version").
+    if (saved[i] == best || i == 0) continue;
     const std::string file = model_path(saved[i]);
     if (!std::filesystem::remove(file, error) && error) {
       return fail("cannot delete " + file + ": " + error.message());

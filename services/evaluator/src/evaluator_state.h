@@ -3,8 +3,8 @@
 //                           goes on after them), written atomically
 //   results.jsonl           one JSON line per match
 //   pgn/match-v<C>-v<B>.pgn the gating match, pgn/gauntlet-v<C>.pgn the anchors
-//   models/model-v<N>.chrl  evaluated models (with --save-models): the best and
-//                           the newest --keep-models, older ones pruned
+//   models/model-v<N>.chrl  evaluated models (with --save-models): the first,
+//                           the best and the newest --keep-models, others pruned
 // Not thread-safe: one evaluator owns a directory.
 #pragma once
 
@@ -74,10 +74,11 @@ class StateDir {
   std::string match_pgn_path(std::uint64_t candidate, std::uint64_t best) const;
   std::string gauntlet_pgn_path(std::uint64_t candidate) const;
   std::string model_path(std::uint64_t version) const;
-  // Deletes the saved models (models/model-v<N>.chrl) other than `best` and
-  // the `keep_newest` highest versions; keep_newest 0 deletes nothing. Other
-  // files are left alone. Returns the versions deleted, lowest first; the
-  // error names a file that could not be listed or deleted.
+  // Deletes the saved models (models/model-v<N>.chrl) other than the lowest
+  // version (the run's first), `best` and the `keep_newest` highest
+  // versions; keep_newest 0 deletes nothing. Other files are left alone.
+  // Returns the versions deleted, lowest first; the error names a file that
+  // could not be listed or deleted.
   Result<std::vector<std::uint64_t>> prune_models(std::size_t keep_newest,
                                                   std::uint64_t best) const;
 

@@ -41,7 +41,10 @@ struct SearchParams {
   // minus reduction * sqrt(sum of the priors of visited children).
   float fpu_reduction = 0.25f;
   float fpu_reduction_root = 0.25f;
-  // Each visit in flight counts as a loss of this size until its value arrives.
+  // Each visit in flight counts as a loss of this size until its value
+  // arrives. 0: a visit in flight raises only the N of the exploration term,
+  // the value stays the completed visits' mean (Leela Chess Zero's way), so a
+  // round's descents spread less over the root's moves.
   float virtual_loss = 1.0f;
   // Root noise (request_root_noise): prior = (1 - fraction) prior + fraction Dir(alpha).
   float noise_alpha = 0.3f;
@@ -49,6 +52,18 @@ struct SearchParams {
   // A gather round stops after this many descents hit a leaf already waiting
   // for the network (0: as many as the round's leaf budget).
   int max_collisions = 0;
+  // Mates found at expansion: when a node's moves are generated, a move that
+  // mates is found at once (its child a proven win for the mover, the node a
+  // proven loss for its own mover), so a mate in one is never missed by a
+  // search that reaches the position, whatever the visits. Costs one
+  // make/unmake per legal move of each expanded node.
+  bool mates_at_expansion = true;
+  // Draw contempt, in selection only: a proven draw (repetition, fifty moves,
+  // stalemate, insufficient material) looks this much worse than 0 to the side
+  // choosing it, so a side not losing plays on rather than repeat. Backed-up
+  // values stay exact. For self-play (both sides avoid the shuffle); 0 in
+  // matches and analysis.
+  float draw_contempt = 0.0f;
 
   // An error naming the first parameter out of range.
   Result<void> validate() const;
@@ -125,6 +140,8 @@ class Search {
   // Creates the node's edges and prepares `request`, or settles a game-over
   // node. Returns whether the network must evaluate it.
   bool expand(Node& node, nn::EvalRequest& request);
+  // The index of a legal move of the position that mates, or -1.
+  int find_mate(const chess::MoveList& moves);
   void back_up_exact(Node& node);
   void propagate_proof(Node* node);
   void apply_noise();

@@ -30,6 +30,17 @@ inline void add_game_options(CLI::App& app, SelfPlayConfig& c) {
                  "At the move limit, a side this many pawns ahead wins (0: a draw)")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
+  app.add_option("--short-games", c.short_game_fraction,
+                 "Share of games cut at --short-max-plies and adjudicated there (0: none)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--short-max-plies", c.short_max_plies, "Move limit of a short game")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--short-adjudicate-material", c.short_adjudicate_material,
+                 "At a short game's limit, a side this many pawns ahead wins (0: a draw)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   app.add_option("--temperature", c.temperature.initial, "Move-choice temperature early on")
       ->capture_default_str();
   app.add_option("--temperature-plies", c.temperature.plies,
@@ -48,6 +59,19 @@ inline void add_game_options(CLI::App& app, SelfPlayConfig& c) {
       ->capture_default_str();
   app.add_option("--cpuct", c.search.cpuct, "PUCT exploration constant")->capture_default_str();
   app.add_option("--fpu-reduction", c.search.fpu_reduction, "First-play urgency reduction")
+      ->capture_default_str();
+  app.add_option("--virtual-loss", c.search.virtual_loss,
+                 "Each visit in flight counts as a loss of this size (0: it raises only the "
+                 "exploration term's N)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  app.add_option("--draw-contempt", c.search.draw_contempt,
+                 "A proven draw looks this much worse than 0 to the side choosing it (selection "
+                 "only; 0: exact)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--mates-at-expansion", c.search.mates_at_expansion,
+                 "Find a mate in one when a node's moves are generated")
       ->capture_default_str();
   app.add_option("--noise-alpha", c.search.noise_alpha, "Root Dirichlet noise alpha")
       ->capture_default_str();

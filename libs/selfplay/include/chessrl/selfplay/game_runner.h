@@ -35,6 +35,13 @@ struct SelfPlayConfig {
   // At the move limit, a side at least this many pawns ahead in material
   // (chess::material_balance) wins by adjudication instead; 0: always a draw.
   int adjudicate_material = 0;
+  // Short games: this share of games ends at short_max_plies instead, won
+  // there by a side short_adjudicate_material pawns ahead. Many short games
+  // decided on material give the value head a dense material signal (the
+  // learning check's regime); 0: every game is full length.
+  float short_game_fraction = 0.0f;
+  int short_max_plies = 60;
+  int short_adjudicate_material = 1;
   bool noise_on_reduced = false;  // root noise on reduced-visit searches too (KataGo: no)
   bool tree_reuse = true;
   Result<void> validate() const;

@@ -27,6 +27,9 @@ struct Example {
   // score in [-1, 1] and draw probability (for value targets that mix it in).
   float root_value = 0;
   float root_draw = 0;
+  // The policy indices of every legal move (the policy loss is taken over
+  // these only); empty: treat every index as legal.
+  std::vector<std::uint16_t> legal;
   bool operator==(const Example&) const = default;
 };
 
