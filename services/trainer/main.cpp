@@ -129,6 +129,10 @@ void add_options(CLI::App& app, Settings& s) {
   // Losses and numerics.
   app.add_option("--value-loss-weight", o.value_loss_weight, "total loss = policy + weight * value")
       ->capture_default_str();
+  app.add_option("--material-loss-weight", o.material_loss_weight,
+                 "... + weight * the material head's loss (its target: the side to move's "
+                 "material lead a few plies later; 0: not trained)")
+      ->capture_default_str();
   app.add_option("--value-q-ratio", o.value_q_ratio,
                  "value target: this share of the search's root win/draw/loss, the rest the "
                  "game's result")

@@ -144,6 +144,19 @@ TEST(Checkpoint, BadMetadataIsNamed) {
   ASSERT_TRUE(
       parse_checkpoint(with_meta("{" + arch + R"(,"step":1,"version":2,"created_ms":3})")).ok())
       << "the rewriting itself is sound";
+  // A checkpoint from before the material head has none; one with it says so.
+  EXPECT_EQ(parse_checkpoint(with_meta("{" + arch + R"(,"step":1,"version":2,"created_ms":3})"))
+                ->info.config.material_head,
+            0);
+  const std::string with_head =
+      R"("architecture":{"blocks":4,"filters":32,"se_ratio":4,"value_channels":16,"value_hidden":64,"material_head":1})";
+  EXPECT_EQ(parse_checkpoint(with_meta("{" + with_head + R"(,"step":1,"version":2,"created_ms":3})"))
+                ->info.config.material_head,
+            1);
+  const std::string bad_head =
+      R"("architecture":{"blocks":4,"filters":32,"se_ratio":4,"value_channels":16,"value_hidden":64,"material_head":2})";
+  expect_error(parse_checkpoint(with_meta("{" + bad_head + R"(,"step":1,"version":2,"created_ms":3})")),
+               "material_head = 2 is out of range");
   expect_error(parse_checkpoint(with_meta("{not json")), "not a JSON object");
   expect_error(parse_checkpoint(with_meta("{" + arch + R"(,"version":2,"created_ms":3})")),
                "lacks step");

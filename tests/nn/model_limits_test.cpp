@@ -44,11 +44,12 @@ void expect_refused(const Result<void>& r, const std::string& part) {
 TEST(ModelSize, CountsEveryTensorOfTheArchitecture) {
   // 1x8 by hand: input conv 112*8*9, five numbers per batch-norm channel
   // group (4 float vectors + 1 int64 counter), two tower convs, the policy
-  // conv block and planes (73 + bias), value conv 8->32, fc1 2048->128, fc2 128->3.
+  // conv block and planes (73 + bias), value conv 8->32, fc1 2048->128, fc2 128->3,
+  // the material head 128->1.
   const std::int64_t bn8 = 4 * 8 + 1, bn32 = 4 * 32 + 1;
   const std::int64_t expected = (112 * 8 * 9 + bn8) + 2 * (8 * 8 * 9 + bn8) + (8 * 8 * 9 + bn8) +
                                 (73 * 8 + 73) + (32 * 8 + bn32) + (2048 * 128 + 128) +
-                                (128 * 3 + 3);
+                                (128 * 3 + 3) + (128 + 1);
   const ModelSize size = model_size(net("1x8"));
   EXPECT_EQ(size.parameters, expected);
   // 4 bytes a float, 8 for each of the 5 int64 counters.

@@ -42,7 +42,17 @@ TEST(Network, OutputShapes) {
     EXPECT_EQ(out.policy.sizes(), (std::vector<std::int64_t>{5, kPolicySize})) << config.name();
     EXPECT_EQ(out.wdl.sizes(), (std::vector<std::int64_t>{5, 3})) << config.name();
     EXPECT_TRUE(torch::isfinite(out.policy).all().item<bool>());
+    // The material head, on by default: one value in (-1, 1) per position.
+    ASSERT_TRUE(out.material.defined());
+    EXPECT_EQ(out.material.sizes(), (std::vector<std::int64_t>{5}));
+    EXPECT_LT(out.material.abs().max().item<float>(), 1.0f);
   }
+  NetworkConfig without{2, 16};
+  without.material_head = 0;
+  Network net = make_network(without, 1);
+  net->eval();
+  torch::NoGradGuard no_grad;
+  EXPECT_FALSE(net->forward(x).material.defined());
 }
 
 TEST(Network, SeedMakesTheSameWeights) {
@@ -61,7 +71,9 @@ TEST(Network, SeedMakesTheSameWeights) {
 TEST(Network, CheckpointRoundTripGivesIdenticalOutputs) {
   auto positions = testing::random_positions(2, 16);
   const torch::Tensor x = batch_of(positions);
-  for (NetworkConfig config : {NetworkConfig{2, 16}, NetworkConfig{2, 16, 4}}) {
+  NetworkConfig no_material_head{2, 16};
+  no_material_head.material_head = 0;
+  for (NetworkConfig config : {NetworkConfig{2, 16}, NetworkConfig{2, 16, 4}, no_material_head}) {
     Network net = make_network(config, 3);
     train_a_little(net, x);
     ModelInfo info;
@@ -80,6 +92,10 @@ TEST(Network, CheckpointRoundTripGivesIdenticalOutputs) {
     NetworkOutput a = net->forward(x), b = (*loaded)->forward(x);
     EXPECT_TRUE(torch::equal(a.policy, b.policy)) << config.name();
     EXPECT_TRUE(torch::equal(a.wdl, b.wdl)) << config.name();
+    EXPECT_EQ(a.material.defined(), config.material_head == 1);
+    if (a.material.defined()) {
+      EXPECT_TRUE(torch::equal(a.material, b.material)) << config.name();
+    }
 
     // And through a file.
     const std::string path = (std::filesystem::temp_directory_path() /
@@ -106,6 +122,13 @@ TEST(Network, CheckpointForAnotherArchitectureIsRefused) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "checkpoint is for a 2x16 network, not 2x32 (filters 16 vs 32)");
   EXPECT_TRUE(torch::equal(before, other->parameters()[0]));
+  // A checkpoint without the material head (made before it) into one with it.
+  NetworkConfig old_config{2, 16};
+  old_config.material_head = 0;
+  Network old_net = make_network(old_config, 1);
+  r = load_weights(small, to_checkpoint(old_net, {}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "checkpoint is for a 2x16 network, not 2x16 (material_head 0 vs 1)");
 
   // A tensor of the wrong shape: named, and nothing is copied.
   Checkpoint bad = c;

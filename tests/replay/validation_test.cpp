@@ -13,6 +13,7 @@
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
+#include "chessrl/chess/rules.h"
 #include "chessrl/replay/move_codec.h"
 #include "chessrl/replay/synthetic_game.h"
 
@@ -239,6 +240,33 @@ TEST(Validation, RuleDecidedDrawsAreValid) {
   accepted(game_of({"c5b6"}, v1::DRAW, v1::STALEMATE, "k7/8/8/2Q5/8/8/8/7K w - - 0 1"));
   accepted(game_of({"a1b2"}, v1::DRAW, v1::INSUFFICIENT_MATERIAL, "7k/8/8/8/8/8/1r6/K7 w - - 0 1"));
   accepted(game_of({"a1b1"}, v1::DRAW, v1::FIFTY_MOVE_RULE, "7k/8/8/8/8/8/8/K5R1 w - - 99 80"));
+}
+
+// Each position carries the side to move's material lead 12 plies later (or
+// at the end): the material head's target.
+TEST(Validation, PositionsCarryTheMaterialLeadALittleLater) {
+  // 1.e4 d5 2.exd5 Qxd5 3.Nc3 Qxg2 (White wins a pawn, Black wins it back
+  // and one more), then 14 plies without a capture.
+  std::vector<std::string> moves = {"e2e4", "d7d5", "e4d5", "d8d5", "b1c3", "d5g2"};
+  for (const char* m : {"a2a3", "a7a6", "b2b3", "b7b6", "a3a4", "a6a5", "h2h3", "c7c6", "d2d3",
+                        "e7e6", "b3b4", "h7h6", "a1b1", "g7g6"})
+    moves.push_back(m);
+  v1::Game game = game_of(moves, v1::BLACK_WINS, v1::RESIGNATION);
+  for (int ply : {0, 2, 3, 8, 19}) add_uniform_target(game, ply);
+  const auto positions = accepted(game);
+  ASSERT_EQ(positions.size(), 5u);
+  // White's lead after each ply: 0 0 +1 0 0 -1 ... -1.
+  const auto lead = [](int ply) { return ply >= 6 ? -1 : ply >= 4 ? 0 : ply >= 3 ? 1 : 0; };
+  for (const auto& p : positions) {
+    ASSERT_TRUE(p.has_material_later()) << p.ply();
+    const int ply = int(p.ply());
+    const int later = std::min(ply + chess::kMaterialHorizonPlies, int(moves.size()));
+    const int white = lead(later);
+    EXPECT_EQ(p.material_later(), ply % 2 == 0 ? white : -white) << "ply " << ply;
+  }
+  EXPECT_EQ(positions[0].material_later(), -1);  // White, 12 plies on: a pawn down
+  EXPECT_EQ(positions[2].material_later(), 1);   // Black (ply 3), 12 plies on: a pawn up
+  EXPECT_EQ(positions[4].material_later(), 1);   // ply 19, Black: at the end, a pawn up
 }
 
 TEST(Validation, DeclaredEndingsNeedNoRule) {

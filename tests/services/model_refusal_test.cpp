@@ -75,7 +75,7 @@ TEST_F(ModelRefusalTest, SelfplaySkipsABombCountsItAndTakesUpTheNextGoodVersion)
   EXPECT_FALSE(follower.take().has_value()) << "self-play must stay on version 1";
   const std::string log_after_bomb = logged();
   EXPECT_NE(log_after_bomb.find("model version 2 refused, not fetched again (self-play stays on "
-                                "version 1): model v2 asks for a 64x1024 network = 1,219,331,919 "
+                                "version 1): model v2 asks for a 64x1024 network = 1,219,332,048 "
                                 "parameters"),
             std::string::npos)
       << log_after_bomb;

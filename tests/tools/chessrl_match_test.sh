@@ -8,9 +8,14 @@ bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-out=$("$bin" match --first greedy --second random --pairs 2 --pgn "$dir/games.pgn" 2>"$dir/err"); rc=$?
+all=$("$bin" match --first greedy --second random --pairs 2 --pgn "$dir/games.pgn" 2>"$dir/err"); rc=$?
 check "match exits 0" test $rc -eq 0
-check "match prints one result line" test "$(wc -l <<<"$out")" -eq 1
+out=$(head -n 1 <<<"$all")
+endings=$(tail -n +2 <<<"$all")
+check "after the result line, how the games ended, indented" test -z "$(grep -v '^  ' <<<"$endings")"
+check "greedy's games are counted by termination" grep -q -E '^  greedy (wins|draws|losses): ' <<<"$endings"
+counted=$(grep -E '^  greedy (wins|draws|losses): ' <<<"$endings" | grep -o -E '[0-9]+(,|$)' | tr -d , | awk '{ s += $1 } END { print s }')
+check "the endings add up to the 4 games" test "$counted" -eq 4
 check "the result line has the names, counts, score, elo and games" grep -q -E \
   '^first greedy vs second random: \+[0-9]+ =[0-9]+ -[0-9]+  score [01]\.[0-9]{3}  elo [+-][0-9]+\.[0-9] \[[+-][0-9]+\.[0-9], [+-][0-9]+\.[0-9]\]  \(4 games, 0 forfeits\)$' <<<"$out"
 wins=$(sed -E 's/.*: \+([0-9]+) =([0-9]+) -([0-9]+) .*/\1 \2 \3/' <<<"$out")
@@ -23,7 +28,7 @@ check "the PGN games say how they ended" test "$(grep -c '^\[Termination ' "$dir
 
 out=$("$bin" match --first uniform --second random --pairs 1 --visits 8 --max-plies 20 --threads 1 2>/dev/null); rc=$?
 check "uniform (MCTS on the fake network) plays" test $rc -eq 0
-check "uniform's result line has 2 games" grep -q -E '^first uniform vs second random: .*\(2 games, 0 forfeits\)$' <<<"$out"
+check "uniform's result line has 2 games" grep -q -E '^first uniform vs second random: .*\(2 games, 0 forfeits\)$' <<<"$(head -n 1 <<<"$out")"
 
 a=$("$bin" match --first random --second random --pairs 2 --threads 1 --seed 7 --pgn "$dir/a.pgn" 2>/dev/null)
 b=$("$bin" match --first random --second random --pairs 2 --threads 1 --seed 7 --pgn "$dir/b.pgn" 2>/dev/null)

@@ -9,6 +9,7 @@
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
+#include "chessrl/chess/rules.h"
 #include "chessrl/nn/policy_map.h"
 #include "chessrl/train/source.h"
 #include "records.h"
@@ -87,6 +88,37 @@ TEST(Example, RecordsGiveOneExamplePerTargetWithTheResultForTheMover) {
           EXPECT_TRUE(nn::move_from_policy_index(pos, index).has_value());
         }
         EXPECT_NEAR(sum, 1.0, 1e-5);
+        ++t;
+      }
+      pos.make_move(r.moves[ply]);
+    }
+  }
+}
+
+// A record's examples carry the material target as the replay service
+// computes it: the mover's material_balance 12 plies on, or at the end; and
+// the legal moves of the position for the policy loss.
+TEST(Example, RecordsGiveTheMaterialLeadLaterAndTheLegalMoves) {
+  for (const auto& r : testing::play_records(3)) {
+    auto examples = examples_from_record(r);
+    ASSERT_TRUE(examples.ok()) << examples.error();
+    std::vector<int> white_lead;  // after each ply, index 0: the start
+    auto pos = chess::Position::from_fen(r.start_fen).value_or_throw();
+    white_lead.push_back(chess::material_balance(pos));
+    for (const chess::Move m : r.moves) {
+      pos.make_move(m);
+      white_lead.push_back(chess::material_balance(pos));
+    }
+    pos = chess::Position::from_fen(r.start_fen).value_or_throw();
+    std::size_t t = 0;
+    for (std::size_t ply = 0; ply < r.moves.size() && t < r.targets.size(); ++ply) {
+      if (std::size_t(r.targets[t].ply) == ply) {
+        const Example& e = (*examples)[t];
+        const std::size_t later = std::min(ply + chess::kMaterialHorizonPlies, r.moves.size());
+        const int lead = pos.side_to_move() == chess::kWhite ? white_lead[later] : -white_lead[later];
+        EXPECT_TRUE(e.has_material);
+        EXPECT_EQ(e.material, lead) << "ply " << ply;
+        EXPECT_EQ(e.legal.size(), std::size_t(chess::count_legal(pos))) << "ply " << ply;
         ++t;
       }
       pos.make_move(r.moves[ply]);

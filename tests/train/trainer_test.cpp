@@ -136,6 +136,39 @@ TEST(Losses, PolicyLossIsASoftmaxOverTheLegalMoves) {
   EXPECT_TRUE(masked.slice(0, 1).legal.defined());
 }
 
+// The material head's target is tanh(lead / 4) where known; its loss is the
+// mean squared error over those positions only.
+TEST(Losses, MaterialLossOverThePositionsWithATarget) {
+  std::vector<Example> examples(3, small_data()[0]);
+  examples[0].material = 3;  // a minor piece up
+  examples[0].has_material = true;
+  examples[1].material = -9;
+  examples[1].has_material = true;
+  examples[2].material = 5;
+  examples[2].has_material = false;  // unknown: no loss
+  const Batch b = make_batch(examples);
+  EXPECT_NEAR(b.material[0].item<float>(), std::tanh(3 / 4.0), 1e-6);
+  EXPECT_NEAR(b.material[1].item<float>(), std::tanh(-9 / 4.0), 1e-6);
+  EXPECT_EQ(b.material_weight[2].item<float>(), 0.0f);
+  const auto policy = torch::zeros({3, nn::kPolicySize});
+  const auto wdl = torch::zeros({3, 3});
+  // Without the head's output: no material loss.
+  EXPECT_EQ(compute_losses(policy, wdl, b).material.item<float>(), 0.0f);
+  // Predicting 0: the mean of the two known targets' squares.
+  const double expected = (std::pow(std::tanh(0.75), 2) + std::pow(std::tanh(2.25), 2)) / 2;
+  EXPECT_NEAR(compute_losses(policy, wdl, b, torch::zeros({3})).material.item<double>(), expected,
+              1e-5);
+  // Predicting the targets exactly, whatever is said for the unknown one.
+  auto exact = b.material.clone();
+  exact[2] = 0.9f;
+  EXPECT_NEAR(compute_losses(policy, wdl, b, exact).material.item<double>(), 0.0, 1e-9);
+  // A slice keeps its rows' targets.
+  EXPECT_NEAR(b.slice(1, 1).material[0].item<float>(), std::tanh(-9 / 4.0), 1e-6);
+  TrainerOptions bad = tiny_options();
+  bad.material_loss_weight = -1;
+  EXPECT_FALSE(bad.validate().ok());
+}
+
 // Item 10: on a fixed small data set of self-play records, the loss falls.
 TEST(Trainer, LossFallsOnAFixedSetOfSelfPlayRecords) {
   DatasetSource source(small_data(), 3);
@@ -162,6 +195,9 @@ TEST(Trainer, LossFallsOnAFixedSetOfSelfPlayRecords) {
   EXPECT_LT(last, 0.7 * first);
   EXPECT_LT(mean(55, 60, &StepReport::policy_loss), mean(0, 5, &StepReport::policy_loss));
   EXPECT_LT(mean(55, 60, &StepReport::value_loss), mean(0, 5, &StepReport::value_loss));
+  // The material head (on by default) learns its target too.
+  EXPECT_GT(mean(0, 5, &StepReport::material_loss), 0.0);
+  EXPECT_LT(mean(55, 60, &StepReport::material_loss), mean(0, 5, &StepReport::material_loss));
   EXPECT_EQ(summary->samples_total, 60u * 16u);
 }
 

@@ -14,6 +14,8 @@ void add_selfplay_command(CLI::App& app);
 void add_match_command(CLI::App& app);
 // `curve`: a run's saved versions against anchors; a table and a plot of Elo.
 void add_curve_command(CLI::App& app);
+// `material-probe`: does a network's value head know material?
+void add_material_probe_command(CLI::App& app);
 // `doctor`: what this machine can do, and a games/hour estimate.
 void add_doctor_command(CLI::App& app);
 // `local`: the whole loop as child processes (built with CHESSRL_SERVICES only).

@@ -328,18 +328,19 @@ void report_estimate(Report& r, double seconds) {
   auto backend = setup.make();
   nn::BatchEvaluatorOptions eo;
   eo.workers = 1;
-  eo.max_batch = d::kConcurrentGames * d::kLeavesPerSearch;
+  selfplay::GameRunnerOptions o;  // the self-play service's leaves per search, as make run plays
+  eo.max_batch = d::kConcurrentGames * o.leaves_per_search;
   eo.batch_timeout = std::chrono::microseconds(1000);
-  selfplay::GameRunnerOptions o;
   o.concurrent_games = d::kConcurrentGames;
   o.threads = 1;
-  o.leaves_per_search = d::kLeavesPerSearch;
   o.config.playouts = {.full_visits = d::kFullVisits,
                        .reduced_visits = d::kReducedVisits,
                        .full_fraction = d::kFullFraction};
   o.config.max_plies = d::kMaxPlies;
   o.config.adjudicate_material = d::kAdjudicateMaterial;
   o.config.temperature.final = d::kFinalTemperature;
+  o.config.short_game_fraction = d::kShortGames;
+  o.config.search.draw_contempt = d::kDrawContempt;
   o.validate().value_or_throw();
 
   std::fprintf(stderr, "estimate: self-play with make run's settings for %.0f s...\n", seconds);

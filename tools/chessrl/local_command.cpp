@@ -476,7 +476,9 @@ int LocalRun::run(const StopSignals& stop) {
                   std::to_string(o_.full_fraction), "--concurrent", std::to_string(o_.concurrent),
                   "--max-plies", std::to_string(o_.max_plies), "--adjudicate-material",
                   std::to_string(o_.adjudicate_material), "--final-temperature",
-                  std::to_string(o_.final_temperature), "--threads", "1", "--workers", "1",
+                  std::to_string(o_.final_temperature), "--short-games",
+                  std::to_string(o_.short_games), "--draw-contempt",
+                  std::to_string(o_.draw_contempt), "--threads", "1", "--workers", "1",
                   "--nn-threads", "1", "--version-stats",
                   (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
                   (root_ / "stats" / (name + ".acked")).string()}, token("selfplay"), o_.selfplay_args))

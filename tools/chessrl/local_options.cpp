@@ -44,6 +44,16 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
                  "move)")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
+  cmd.add_option("--short-games", o.short_games,
+                 "Share of self-play games cut at 60 plies and won there by the side a pawn "
+                 "ahead (0: none)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd.add_option("--draw-contempt", o.draw_contempt,
+                 "In self-play's search, a proven draw looks this much worse than 0 to the side "
+                 "choosing it (0: exact)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd.add_option("--value-q-ratio", o.value_q_ratio,
                  "Share of the search's root value in the trainer's value target (0: the game "
                  "result alone)")

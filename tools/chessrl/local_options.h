@@ -25,6 +25,8 @@ struct LocalOptions {
   int adjudicate_material = local_defaults::kAdjudicateMaterial;
   float final_temperature = local_defaults::kFinalTemperature;
   double value_q_ratio = local_defaults::kValueQRatio;
+  float short_games = local_defaults::kShortGames;
+  float draw_contempt = local_defaults::kDrawContempt;
   // Replay and training.
   std::uint64_t window = 50000;
   int batch_size = local_defaults::kBatchSize;

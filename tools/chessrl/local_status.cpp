@@ -256,9 +256,11 @@ std::string StatusLine::format(std::chrono::seconds elapsed) const {
     auto loss = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"total\"");
     auto policy = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"policy\"");
     auto value = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"value\"");
+    auto material = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"material\"");
     if (loss && *step > 0)
       line += " loss " + fixed(*loss, 2) + " (p " + fixed(policy.value_or(0), 2) + " v " +
-              fixed(value.value_or(0), 2) + ")";
+              fixed(value.value_or(0), 2) +
+              (material ? " m " + fixed(*material, 2) : std::string()) + ")";
     if (first(now, "trainer-0", "chessrl_trainer_paused").value_or(0) > 0) line += " paused";
   }
 

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   chessrl::tool::add_selfplay_command(app);
   chessrl::tool::add_match_command(app);
   chessrl::tool::add_curve_command(app);
+  chessrl::tool::add_material_probe_command(app);
   chessrl::tool::add_doctor_command(app);
 #ifdef CHESSRL_HAVE_SERVICES
   chessrl::tool::add_local_command(app);

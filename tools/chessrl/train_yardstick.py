@@ -83,16 +83,19 @@ class PolicyHead(nn.Module):
 
 
 class ValueHead(nn.Module):
-    """A 1x1 conv block to `channels`, a hidden dense layer, 3 logits (WDL)."""
+    """A 1x1 conv block to `channels`, a hidden dense layer, 3 logits (WDL) and
+    the material head (one tanh output off the hidden layer)."""
 
     def __init__(self, filters, channels, hidden):
         super().__init__()
         self.conv = ConvBlock(filters, channels, 1)
         self.fc1 = nn.Linear(channels * 64, hidden)
         self.fc2 = nn.Linear(hidden, 3)
+        self.material = nn.Linear(hidden, 1)
 
     def forward(self, x):
-        return self.fc2(F.relu(self.fc1(self.conv(x).flatten(1))))
+        hidden = F.relu(self.fc1(self.conv(x).flatten(1)))
+        return self.fc2(hidden), torch.tanh(self.material(hidden)).squeeze(1)
 
 
 class Network(nn.Module):
@@ -108,7 +111,8 @@ class Network(nn.Module):
         h = self.input(x)
         for block in self.tower:
             h = block(h)
-        return self.policy(h), self.value(h)
+        wdl, material = self.value(h)
+        return self.policy(h), wdl, material
 
 
 def parse_net(text):
@@ -128,7 +132,9 @@ def random_batch(batch, generator):
     policy = torch.zeros(batch, POLICY_SIZE).scatter_add_(1, index, weight)
     policy /= policy.sum(1, keepdim=True)
     wdl = torch.randint(0, 3, (batch,), generator=generator)
-    return x, policy, wdl
+    material = torch.rand((batch,), generator=generator) * 2 - 1
+    legal = torch.ones(batch, POLICY_SIZE, dtype=torch.bool)
+    return x, policy, wdl, material, legal
 
 
 def main():
@@ -174,7 +180,7 @@ def main():
 
     times = []
     for step in range(args.warmup + args.steps):
-        x, policy_target, wdl_target = batches[step % len(batches)]
+        x, policy_target, wdl_target, material_target, legal = batches[step % len(batches)]
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
         # PyTorch 1.13's autocast checks bf16 support even when disabled, which
@@ -182,11 +188,15 @@ def main():
         precision = (torch.autocast("cuda", dtype=torch.bfloat16) if args.mixed_precision
                      else contextlib.nullcontext())
         with precision:
-            policy, wdl = net(x)
-        policy, wdl = policy.float(), wdl.float()
+            policy, wdl, material = net(x)
+        policy, wdl, material = policy.float(), wdl.float(), material.float()
+        # As the C++ trainer: the policy over the legal moves (a mask), the
+        # material head's squared error.
+        policy = policy.masked_fill(~legal, -1e9)
         policy_loss = -(policy_target * F.log_softmax(policy, 1)).sum(1).mean()
         value_loss = F.cross_entropy(wdl, wdl_target)
-        loss = policy_loss + value_loss
+        material_loss = ((material - material_target) ** 2).mean()
+        loss = policy_loss + value_loss + material_loss
         loss.backward()
         optimizer.step()
         loss.item()

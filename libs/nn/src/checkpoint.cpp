@@ -82,7 +82,8 @@ nlohmann::json info_to_json(const ModelInfo& info) {
             {"filters", c.filters},
             {"se_ratio", c.se_ratio},
             {"value_channels", c.value_channels},
-            {"value_hidden", c.value_hidden}}},
+            {"value_hidden", c.value_hidden},
+            {"material_head", c.material_head}}},
           {"step", info.step},
           {"version", info.version},
           {"created_ms", info.created_ms},
@@ -118,6 +119,11 @@ Result<ModelInfo> info_from_json(std::string_view text) {
                  integer(j, "step", info.step, ""), integer(j, "version", info.version, ""),
                  integer(j, "created_ms", info.created_ms, "")})
     if (!r) return fail(r.error());
+  // Checkpoints made before the material head have none.
+  c.material_head = 0;
+  if (arch->contains("material_head"))
+    if (auto r = integer(*arch, "material_head", c.material_head, "architecture."); !r)
+      return fail(r.error());
   if (auto r = c.validate(); !r) return fail("checkpoint architecture: " + r.error());
   if (auto it = j.find("description"); it != j.end() && it->is_string())
     info.description = it->get<std::string>();

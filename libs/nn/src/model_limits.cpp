@@ -104,6 +104,7 @@ std::vector<TensorSpec> network_tensors(const NetworkConfig& c) {
   specs.conv_block("value.conv", f, c.value_channels, 1);
   specs.linear("value.fc1", std::int64_t(c.value_channels) * 64, c.value_hidden);
   specs.linear("value.fc2", c.value_hidden, 3);
+  if (c.material_head) specs.linear("value.material", c.value_hidden, 1);
   return specs.take();
 }
 

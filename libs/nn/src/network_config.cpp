@@ -20,7 +20,8 @@ Result<void> NetworkConfig::validate() const {
   for (auto r : {in_range("blocks", blocks, 1, 64), in_range("filters", filters, 1, 1024),
                  in_range("se_ratio", se_ratio, 0, 1024),
                  in_range("value_channels", value_channels, 1, 1024),
-                 in_range("value_hidden", value_hidden, 1, 4096)})
+                 in_range("value_hidden", value_hidden, 1, 4096),
+                 in_range("material_head", material_head, 0, 1)})
     if (!r) return r;
   if (se_ratio > 0 && filters % se_ratio != 0)
     return fail("network se_ratio = " + std::to_string(se_ratio) +
@@ -35,6 +36,7 @@ std::string NetworkConfig::difference(const NetworkConfig& other) const {
       {"se_ratio", {se_ratio, other.se_ratio}},
       {"value_channels", {value_channels, other.value_channels}},
       {"value_hidden", {value_hidden, other.value_hidden}},
+      {"material_head", {material_head, other.material_head}},
   };
   for (const auto& [name, values] : fields)
     if (values.first != values.second)

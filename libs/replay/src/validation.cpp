@@ -230,6 +230,8 @@ Validation validate_game(const v1::Game& game, const ValidationLimits& limits) {
   // start (ply 0 and every ply with a zero halfmove clock: see below).
   std::vector<int> halfmove(static_cast<std::size_t>(plies) + 1);
   std::vector<std::string> fens(static_cast<std::size_t>(plies) + 1);
+  // White's material lead before each ply and at the end: the material targets.
+  std::vector<int> balance(static_cast<std::size_t>(plies) + 1);
   const chess::Color first_side = pos.side_to_move();
   int next_target = 0;
   LegalMoves legal;
@@ -251,10 +253,12 @@ Validation validate_game(const v1::Game& game, const ValidationLimits& limits) {
          ++next_target)
       if (auto r = check_policy(game.targets(next_target), pos, legal)) return *std::move(r);
     halfmove[uply] = pos.halfmove_clock();
+    balance[uply] = chess::material_balance(pos);
     if (ply == 0 || pos.halfmove_clock() == 0) fens[uply] = pos.fen();
     pos.make_move(legal.moves[index]);
   }
   if (auto r = check_final_result(game, pos)) return *std::move(r);
+  balance[static_cast<std::size_t>(plies)] = chess::material_balance(pos);
 
   StoredGame stored;
   stored.id = game.id();
@@ -282,6 +286,9 @@ Validation validate_game(const v1::Game& game, const ValidationLimits& limits) {
     tp.set_model_version(game.model_version());
     tp.set_game_id(game.id());
     tp.set_ply(t.ply());
+    const int later = std::min(ply + chess::kMaterialHorizonPlies, plies);
+    tp.set_material_later(balance[static_cast<std::size_t>(later)] *
+                          (side == chess::kWhite ? 1 : -1));
     stored.positions.push_back(tp.SerializeAsString());
   }
   return stored;

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "chessrl/nn/policy_map.h"
 
@@ -11,13 +12,15 @@ namespace chessrl::train {
 Batch Batch::slice(std::int64_t begin, std::int64_t count) const {
   return Batch{input.narrow(0, begin, count), policy.narrow(0, begin, count),
                wdl.narrow(0, begin, count),
-               legal.defined() ? legal.narrow(0, begin, count) : torch::Tensor()};
+               legal.defined() ? legal.narrow(0, begin, count) : torch::Tensor(),
+               material.narrow(0, begin, count), material_weight.narrow(0, begin, count)};
 }
 
 Batch Batch::to(const torch::Device& device, bool non_blocking) const {
   return Batch{input.to(device, non_blocking), policy.to(device, non_blocking),
                wdl.to(device, non_blocking),
-               legal.defined() ? legal.to(device, non_blocking) : torch::Tensor()};
+               legal.defined() ? legal.to(device, non_blocking) : torch::Tensor(),
+               material.to(device, non_blocking), material_weight.to(device, non_blocking)};
 }
 
 Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio,
@@ -26,7 +29,9 @@ Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio,
   auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
   Batch b{torch::empty({n, nn::kInputPlanes, 8, 8}, options),
           torch::zeros({n, nn::kPolicySize}, options), torch::empty({n, 3}, options),
-          torch::Tensor()};
+          torch::Tensor(), torch::zeros({n}, options), torch::zeros({n}, options)};
+  float* material = b.material.data_ptr<float>();
+  float* material_weight = b.material_weight.data_ptr<float>();
   float* input = b.input.data_ptr<float>();
   float* policy = b.policy.data_ptr<float>();
   float* wdl = b.wdl.data_ptr<float>();
@@ -54,12 +59,16 @@ Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio,
     const float result[3] = {e.result > 0 ? 1.0f : 0.0f, e.result == 0 ? 1.0f : 0.0f,
                              e.result < 0 ? 1.0f : 0.0f};
     for (int k = 0; k < 3; ++k) wdl[i * 3 + k] = (1 - q) * result[k] + q * searched[k];
+    if (e.has_material) {
+      material[i] = static_cast<float>(std::tanh(double(e.material) / kMaterialScale));
+      material_weight[i] = 1;
+    }
   }
   return b;
 }
 
 LossTerms compute_losses(const torch::Tensor& policy_logits, const torch::Tensor& wdl_logits,
-                         const Batch& batch) {
+                         const Batch& batch, const torch::Tensor& material) {
   // In float32 whatever the forward pass ran in (bf16 under autocast).
   torch::Tensor logits = policy_logits.to(torch::kFloat32);
   // A large finite value, not -inf: 0 x -inf would make the target's zeros NaN.
@@ -68,7 +77,13 @@ LossTerms compute_losses(const torch::Tensor& policy_logits, const torch::Tensor
   torch::Tensor policy = -(batch.policy * log_p).sum(1).mean();
   torch::Tensor value =
       -(batch.wdl * torch::log_softmax(wdl_logits.to(torch::kFloat32), 1)).sum(1).mean();
-  return {policy, value};
+  torch::Tensor material_loss = torch::zeros({}, value.options());
+  if (material.defined() && batch.material.defined()) {
+    const torch::Tensor error = material.to(torch::kFloat32) - batch.material;
+    material_loss =
+        (batch.material_weight * error * error).sum() / batch.material_weight.sum().clamp_min(1);
+  }
+  return {policy, value, material_loss};
 }
 
 }  // namespace chessrl::train

@@ -8,6 +8,7 @@
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
+#include "chessrl/chess/rules.h"
 #include "chessrl/nn/policy_map.h"
 
 namespace chessrl::train {
@@ -72,6 +73,17 @@ Result<std::vector<Example>> examples_from_record(const selfplay::GameRecord& re
   int white_result = 0;
   if (record.result.outcome == chess::Outcome::kWhiteWins) white_result = 1;
   if (record.result.outcome == chess::Outcome::kBlackWins) white_result = -1;
+  // White's material lead after each ply (index 0: the start), for the
+  // material head's targets.
+  std::vector<int> balance{chess::material_balance(*pos)};
+  {
+    chess::Position walk = *pos;
+    for (const chess::Move m : record.moves) {
+      if (!chess::is_legal(walk, m)) break;  // reported below, at its ply
+      walk.make_move(m);
+      balance.push_back(chess::material_balance(walk));
+    }
+  }
   std::vector<Example> out;
   out.reserve(record.targets.size());
   std::size_t next_target = 0;
@@ -89,6 +101,10 @@ Result<std::vector<Example>> examples_from_record(const selfplay::GameRecord& re
       if (!e) return fail("game " + record.id + " ply " + std::to_string(ply) + ": " + e.error());
       e->root_value = t.root_value;
       e->root_draw = t.root_draw;
+      const std::size_t later = std::min(ply + std::size_t(chess::kMaterialHorizonPlies), balance.size() - 1);
+      const int lead = balance[later] * (pos->side_to_move() == chess::kWhite ? 1 : -1);
+      e->material = static_cast<std::int16_t>(lead);
+      e->has_material = true;
       out.push_back(std::move(*e));
     }
     if (ply == record.moves.size()) break;

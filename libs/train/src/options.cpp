@@ -43,6 +43,8 @@ Result<void> TrainerOptions::validate() const {
   if (!(decay_factor > 0 && decay_factor <= 1)) return bad("decay_factor", "must be in (0, 1]");
   if (!(value_loss_weight >= 0) || !std::isfinite(value_loss_weight))
     return bad("value_loss_weight", "must be >= 0");
+  if (!(material_loss_weight >= 0) || !std::isfinite(material_loss_weight))
+    return bad("material_loss_weight", "must be >= 0");
   if (!(value_q_ratio >= 0 && value_q_ratio <= 1))
     return bad("value_q_ratio", "must be in [0, 1]");
   if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) return bad("clip_norm", "must be >= 0 (0: off)");

@@ -263,6 +263,7 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   const std::int64_t micro = batch.size() / o_.accumulate;
   torch::Tensor policy_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   torch::Tensor value_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+  torch::Tensor material_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   // With peers, a collective may fail before the optimizer step: the forward
   // passes' batch-norm statistics are then undone, so the state stays that of
   // the last step done (what rank 0 checkpoints after a peer's failure).
@@ -278,8 +279,13 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
     if (autocast) set_cuda_autocast(true);
     nn::NetworkOutput out = net_->forward(mb.input);
     if (autocast) set_cuda_autocast(false);
-    LossTerms losses = compute_losses(out.policy, out.wdl, mb);
+    LossTerms losses = compute_losses(out.policy, out.wdl, mb, out.material);
     torch::Tensor total = losses.policy + o_.value_loss_weight * losses.value;
+    if (out.material.defined()) {
+      // Always in the graph (weight 0 included), so every rank reduces the
+      // same gradients.
+      total = total + o_.material_loss_weight * losses.material;
+    }
     if (last && pg_) {
       // Batch-norm statistics: every rank saw its own data; average them
       // while backward runs, so all ranks keep identical buffers.
@@ -300,6 +306,7 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
     (o_.accumulate > 1 ? total / double(o_.accumulate) : total).backward();
     policy_sum += losses.policy.detach();
     value_sum += losses.value.detach();
+    material_sum += losses.material.detach();
   }
   double comm_wait = 0;
   if (reducer_) {
@@ -328,7 +335,8 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   const std::int64_t samples = std::int64_t(o_.batch_size) * d_.world_size;
   samples_total_ += std::uint64_t(samples);
 
-  auto losses = torch::stack({policy_sum, value_sum}).to(torch::kCPU).to(torch::kFloat64) /
+  auto losses =
+      torch::stack({policy_sum, value_sum, material_sum}).to(torch::kCPU).to(torch::kFloat64) /
                 double(o_.accumulate);
   if (pg_) {
     if (auto r = allreduce(*group_, losses, c10d::ReduceOp::SUM, "loss all-reduce"); !r)
@@ -342,7 +350,9 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   r.samples_total = samples_total_;
   r.policy_loss = losses[0].item<double>();
   r.value_loss = losses[1].item<double>();
-  r.total_loss = r.policy_loss + o_.value_loss_weight * r.value_loss;
+  r.material_loss = losses[2].item<double>();
+  r.total_loss = r.policy_loss + o_.value_loss_weight * r.value_loss +
+                 o_.material_loss_weight * r.material_loss;
   r.lr = lr;
   r.data_wait_seconds = data_wait;
   r.allreduce_seconds = comm_wait;
@@ -511,11 +521,12 @@ Result<TrainSummary> Run::run() {
       if (d_.rank == 0 && o_.log_every > 0 && step_ % o_.log_every == 0) {
         char line[320];
         std::snprintf(line, sizeof line,
-                      "step %lld%s  loss %.4f (policy %.4f, value %.4f)  lr %.5g  %.0f samples/s"
+                      "step %lld%s  loss %.4f (policy %.4f, value %.4f, material %.4f)  lr %.5g  %.0f samples/s"
                       "  data wait %s  all-reduce wait %s",
                       static_cast<long long>(step_),
                       o_.steps > 0 ? ("/" + std::to_string(o_.steps)).c_str() : "",
-                      report->total_loss, report->policy_loss, report->value_loss, report->lr,
+                      report->total_loss, report->policy_loss, report->value_loss,
+                      report->material_loss, report->lr,
                       window_seconds > 0 ? double(window_samples) / window_seconds : 0.0,
                       percent(window_wait, window_seconds).c_str(),
                       percent(window_comm, window_seconds).c_str());

@@ -66,6 +66,14 @@ Result<train::Example> to_example(const v1::TrainingPosition& p) {
   if (!example.ok()) return fail(where(p) + ": " + example.error());
   example->root_value = p.root_value();
   example->root_draw = p.root_draw();
+  if (p.has_material_later()) {
+    // More than all of one side's material (39 pawns' worth) cannot be.
+    if (p.material_later() < -39 || p.material_later() > 39)
+      return fail(where(p) + ": material_later " + std::to_string(p.material_later()) +
+                  " is outside [-39, 39]");
+    example->material = static_cast<std::int16_t>(p.material_later());
+    example->has_material = true;
+  }
   return std::move(example).value();
 }
 

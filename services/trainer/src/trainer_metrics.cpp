@@ -11,6 +11,9 @@ TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int 
                                  {{"head", "policy"}})),
       value_loss(registry.gauge("chessrl_trainer_loss", "Loss of the last step, averaged over ranks",
                                 {{"head", "value"}})),
+      material_loss(registry.gauge("chessrl_trainer_loss",
+                                   "Loss of the last step, averaged over ranks",
+                                   {{"head", "material"}})),
       total_loss(registry.gauge("chessrl_trainer_loss", "Loss of the last step, averaged over ranks",
                                 {{"head", "total"}})),
       step_seconds(registry.gauge("chessrl_trainer_step_seconds",
@@ -48,6 +51,7 @@ void TrainerMetrics::on_step(const train::StepReport& report) {
   if (report.samples > 0) samples_total.inc(static_cast<double>(report.samples));
   policy_loss.set(report.policy_loss);
   value_loss.set(report.value_loss);
+  material_loss.set(report.material_loss);
   total_loss.set(report.total_loss);
   step_seconds.set(report.step_seconds);
   if (report.step_seconds > 0) step_seconds_total.inc(report.step_seconds);

@@ -28,6 +28,7 @@ class TrainerMetrics {
   metrics::Counter& samples_total;
   metrics::Gauge& policy_loss;
   metrics::Gauge& value_loss;
+  metrics::Gauge& material_loss;
   metrics::Gauge& total_loss;
   metrics::Gauge& step_seconds;
   metrics::Counter& step_seconds_total;

@@ -103,10 +103,14 @@ ValueHeadImpl::ValueHeadImpl(const ValueHeadConfig& c) {
   conv_ = register_module("conv", ConvBlock(ConvBlockConfig{c.filters, c.channels, 1}));
   fc1_ = register_module("fc1", torch::nn::Linear(c.channels * 64, c.hidden));
   fc2_ = register_module("fc2", torch::nn::Linear(c.hidden, 3));
+  if (c.material) material_ = register_module("material", torch::nn::Linear(c.hidden, 1));
 }
 
-torch::Tensor ValueHeadImpl::forward(const torch::Tensor& x) {
-  return fc2_(torch::relu(fc1_(conv_(x).flatten(1))));
+ValueHeadOutput ValueHeadImpl::forward(const torch::Tensor& x) {
+  const torch::Tensor hidden = torch::relu(fc1_(conv_(x).flatten(1)));
+  ValueHeadOutput out{fc2_(hidden), torch::Tensor()};
+  if (!material_.is_empty()) out.material = torch::tanh(material_(hidden)).squeeze(1);
+  return out;
 }
 
 NetworkImpl::NetworkImpl(const NetworkConfig& c) : config_(c) {
@@ -117,13 +121,15 @@ NetworkImpl::NetworkImpl(const NetworkConfig& c) : config_(c) {
     tower_->push_back(ResidualBlock(ResidualBlockConfig{c.filters, se_channels}));
   policy_ = register_module("policy", PolicyHead(PolicyHeadConfig{c.filters}));
   value_ = register_module("value",
-                           ValueHead(ValueHeadConfig{c.filters, c.value_channels, c.value_hidden}));
+                           ValueHead(ValueHeadConfig{c.filters, c.value_channels, c.value_hidden,
+                                                     c.material_head != 0}));
 }
 
 NetworkOutput NetworkImpl::forward(const torch::Tensor& x) {
   torch::Tensor h = input_(x);
   for (const auto& block : *tower_) h = block->as<ResidualBlockImpl>()->forward(h);
-  return {policy_(h), value_(h)};
+  ValueHeadOutput value = value_(h);
+  return {policy_(h), value.wdl, value.material};
 }
 
 void NetworkImpl::fold_batchnorm() {

@@ -51,6 +51,10 @@ bool insufficient_material(const Position& pos);
 
 // White's material minus Black's in pawns (P 1, N 3, B 3, R 5, Q 9).
 int material_balance(const Position& pos);
+// The network's auxiliary material target is the side to move's
+// material_balance this many plies later (or at the game's end if sooner);
+// the replay service and the trainer's record loader compute it alike.
+inline constexpr int kMaterialHorizonPlies = 12;
 
 // How a game still going at a move limit ends: won by adjudication
 // (Termination::kAdjudication) by the side at least `threshold` pawns ahead in

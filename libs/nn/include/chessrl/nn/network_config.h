@@ -10,7 +10,8 @@ namespace chessrl::nn {
 
 // A residual tower of `blocks` blocks of two 3x3 convolutions with `filters`
 // channels, optional squeeze-excitation, a convolutional policy head (73
-// planes, policy_map.h) and a value head giving win/draw/loss.
+// planes, policy_map.h), a value head giving win/draw/loss and, off the value
+// head's hidden layer, an auxiliary material head (training only).
 struct NetworkConfig {
   int blocks = 6;
   int filters = 64;
@@ -19,6 +20,10 @@ struct NetworkConfig {
   int se_ratio = 0;
   int value_channels = 32;  // 1x1 convolution before the value head's dense layers
   int value_hidden = 128;   // units of the value head's hidden dense layer
+  // 1: an auxiliary output predicting the side to move's material lead a few
+  // plies later (KataGo's ownership and score targets, for chess), trained
+  // beside the value; inference ignores it. 0 in checkpoints made before it.
+  int material_head = 1;
 
   bool operator==(const NetworkConfig&) const = default;
   // "6x64", "10x128-se4": blocks x filters, and the SE ratio when on.

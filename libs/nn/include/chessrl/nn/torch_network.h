@@ -79,28 +79,35 @@ class PolicyHeadImpl : public torch::nn::Module {
 TORCH_MODULE(PolicyHead);
 
 // Value: a 1x1 conv block to `channels`, a hidden dense layer, 3 logits
-// (win, draw, loss for the side to move).
+// (win, draw, loss for the side to move); with `material`, one more output
+// off the hidden layer: tanh of the material lead the trainer teaches it.
 struct ValueHeadConfig {
   int filters;
   int channels;
   int hidden;
+  bool material = false;
+};
+struct ValueHeadOutput {
+  torch::Tensor wdl;       // [N, 3] logits
+  torch::Tensor material;  // [N] in (-1, 1); undefined without the material head
 };
 class ValueHeadImpl : public torch::nn::Module {
  public:
   explicit ValueHeadImpl(const ValueHeadConfig& config);
-  torch::Tensor forward(const torch::Tensor& x);
+  ValueHeadOutput forward(const torch::Tensor& x);
   void fold_batchnorm() { conv_->fold_batchnorm(); }
 
  private:
   ConvBlock conv_{nullptr};
-  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr};
+  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr}, material_{nullptr};
 };
 TORCH_MODULE(ValueHead);
 
 // Logits, not probabilities: the losses want log-softmax, inference softmax.
 struct NetworkOutput {
-  torch::Tensor policy;  // [N, kPolicySize]
-  torch::Tensor wdl;     // [N, 3]
+  torch::Tensor policy;    // [N, kPolicySize]
+  torch::Tensor wdl;       // [N, 3]
+  torch::Tensor material;  // [N], tanh; undefined when the network has no material head
 };
 
 class NetworkImpl : public torch::nn::Module {

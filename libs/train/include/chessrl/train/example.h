@@ -30,6 +30,11 @@ struct Example {
   // The policy indices of every legal move (the policy loss is taken over
   // these only); empty: treat every index as legal.
   std::vector<std::uint16_t> legal;
+  // The side to move's material lead (pawns: P 1, N 3, B 3, R 5, Q 9)
+  // chess::kMaterialHorizonPlies plies later, or at the game's end if sooner: the
+  // material head's target. has_material false: unknown (no loss).
+  std::int16_t material = 0;
+  bool has_material = false;
   bool operator==(const Example&) const = default;
 };
 

@@ -51,6 +51,9 @@ struct TrainerOptions {
   double decay_factor = 0.1;
 
   double value_loss_weight = 1.0;  // total = policy + weight * value
+  // ... + this weight * the material head's loss (a network without the head
+  // has none; 0: the head is not trained).
+  double material_loss_weight = 1.0;
   // Value target: (1 - q) x the game's result + q x the search's root
   // win/draw/loss (Leela Chess Zero's q_ratio); 0: the result alone.
   double value_q_ratio = 0;
@@ -99,6 +102,7 @@ struct StepReport {
   std::uint64_t samples_total = 0;  // examples trained, all ranks, since the first step
   double policy_loss = 0;           // averaged over ranks
   double value_loss = 0;
+  double material_loss = 0;         // 0 without a material head
   double total_loss = 0;
   double lr = 0;
   double step_seconds = 0;       // wall time of the step, data wait included
