@@ -137,7 +137,7 @@ TEST_F(CurveE2e, PlaysEveryVersionOnceThenReusesTheTable) {
   { std::ofstream(run + "/curve/curve.tsv", std::ios::app) << "garbage\n"; }
   ToolRun damaged = run_tool(dir_, args);
   EXPECT_NE(damaged.status, 0);
-  EXPECT_NE(damaged.err.find(run + "/curve/curve.tsv:12: expected 15 tab-separated fields"),
+  EXPECT_NE(damaged.err.find(run + "/curve/curve.tsv:12: expected 16 tab-separated fields"),
             std::string::npos)
       << damaged.err;
 }
