@@ -17,7 +17,8 @@
 // the untrained network 0.76-0.88; against random 0.750 where the untrained
 // one scores 0.465 (z 7.7). With the trainer's --policy-legal-only on the
 // same check scored 0.52 and 0.565 (docs/learning.md). CHESSRL_LEARNING_SEED
-// picks another seed, CHESSRL_LEARNING_KEEP keeps the networks.
+// picks another seed, CHESSRL_LEARNING_KEEP keeps the networks,
+// CHESSRL_LEARNING_GUMBEL=1 plays self-play with Gumbel root search.
 //
 // Everything runs in this process through the libraries the services use
 // (selfplay::GameRunner, train::train, eval::play_match), on the CPU, in
@@ -105,6 +106,10 @@ std::vector<train::Example> self_play(const nn::Checkpoint& checkpoint, int gene
   o.concurrent_games = 32;
   o.threads = 2;
   o.leaves_per_search = 4;
+  // CHESSRL_LEARNING_GUMBEL=1: self-play searches the root with Gumbel (an
+  // experiment; the matches stay PUCT, so the two are compared on training).
+  o.config.search.gumbel = std::getenv("CHESSRL_LEARNING_GUMBEL") != nullptr &&
+                           std::string(std::getenv("CHESSRL_LEARNING_GUMBEL")) == "1";
   o.seed = mcts::mix64(kSeed ^ std::uint64_t(generation));
   o.max_games = kGamesPerGeneration;
   selfplay::GameRunner runner(*evaluator, o);

@@ -371,5 +371,101 @@ TEST(Search, ParamsAreValidated) {
   EXPECT_NE(r.error().find("draw_contempt"), std::string::npos);
 }
 
+// Gumbel root search: with 16 moves considered and 64 simulations,
+// Sequential Halving gives 8 moves 1 visit, 4 moves 3, 2 moves 7 and the last
+// 2 moves 15 (phases of 16, 16, 16 and 16 simulations); one leaf a round
+// follows the schedule exactly, 8 leaves a round keep its shape.
+TEST(Search, GumbelSpendsSimulationsBySequentialHalving) {
+  for (const int leaves : {1, 8}) {
+    SCOPED_TRACE(leaves);
+    Engine engine(std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 5));
+    engine.search.reset(Position());
+    engine.search.start_gumbel(42, 64);
+    run_search(engine.search, engine.evaluator, {.visits = 65, .leaves_per_round = leaves});
+    std::vector<std::uint32_t> visits;
+    for (const ChildInfo& c : engine.search.children())
+      if (c.visits > 0) visits.push_back(c.visits);
+    std::sort(visits.begin(), visits.end());
+    std::uint32_t total = 0;
+    for (std::uint32_t v : visits) total += v;
+    EXPECT_EQ(total, 64u);
+    EXPECT_EQ(visits.size(), 16u) << "only the considered moves are searched";
+    if (leaves == 1) {
+      const std::vector<std::uint32_t> expected{1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 7, 7, 15, 15};
+      EXPECT_EQ(visits, expected);
+    } else {
+      EXPECT_GE(visits.back(), 12u);
+    }
+    // The move is one of the two most visited.
+    const Move m = engine.search.gumbel_move();
+    for (const ChildInfo& c : engine.search.children()) {
+      if (c.move == m) {
+        EXPECT_GE(c.visits, visits[visits.size() - 2]);
+      }
+    }
+  }
+}
+
+// Which moves are considered is drawn by the Gumbel noise: the same seed
+// gives the same search, another seed other moves; no noise (matches) takes
+// the top moves by prior.
+TEST(Search, GumbelNoiseDecidesTheConsideredMoves) {
+  auto considered = [](std::optional<std::uint64_t> seed) {
+    Engine engine;  // uniform priors: only the noise ranks the moves
+    engine.search.reset(Position());
+    engine.search.start_gumbel(seed, 8);
+    run_search(engine.search, engine.evaluator, {.visits = 9, .leaves_per_round = 1});
+    std::set<std::string> moves;
+    for (const ChildInfo& c : engine.search.children())
+      if (c.visits > 0) moves.insert(chess::to_uci(c.move));
+    return moves;
+  };
+  EXPECT_EQ(considered(1).size(), 8u);
+  EXPECT_EQ(considered(1), considered(1));
+  EXPECT_NE(considered(1), considered(2));
+  EXPECT_EQ(considered(std::nullopt), considered(std::nullopt));
+}
+
+// The policy target covers every legal move, sums to 1 and moves mass toward
+// what the search found: a mate in one (found by search here, mates at
+// expansion off) gets more than its prior and the most of all; it is played.
+TEST(Search, GumbelPolicyTargetImprovesOnThePriorWithTheSearchsValues) {
+  SearchParams params;
+  params.mates_at_expansion = false;
+  params.gumbel_considered = 64;  // every move gets at least one visit
+  Engine engine(uniform(), params);
+  // White mates on the back rank with Rb8#.
+  const Position mate_pos = from_fen("6k1/5ppp/8/8/8/8/5PPP/1R4K1 w - - 0 1");
+  engine.search.reset(mate_pos);
+  engine.search.start_gumbel(7, 200);
+  run_search(engine.search, engine.evaluator, {.visits = 201, .leaves_per_round = 1});
+  const auto policy = engine.search.gumbel_policy();
+  const int legal = int(chess::legal_moves(mate_pos).size());
+  ASSERT_EQ(int(policy.size()), legal);
+  double sum = 0;
+  std::pair<Move, float> top{Move::none(), -1.0f};
+  for (const auto& entry : policy) {
+    sum += entry.second;
+    if (entry.second > top.second) top = entry;
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-5);
+  EXPECT_EQ(chess::to_uci(top.first), "b1b8");
+  EXPECT_GT(top.second, 2.0f / float(legal));
+  EXPECT_EQ(chess::to_uci(engine.search.gumbel_move()), "b1b8");
+}
+
+TEST(Search, GumbelParamsAreValidated) {
+  SearchParams p;
+  p.gumbel_considered = 0;
+  auto r = p.validate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("gumbel_considered"), std::string::npos);
+  p = {};
+  p.gumbel_c_scale = 0;
+  r = p.validate();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("gumbel_c_scale"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace chessrl::mcts

@@ -299,6 +299,46 @@ TEST(GameRunner, ShortGamesEndAtTheirOwnLimitOnMaterial) {
   EXPECT_NE(r.error().find("short game fraction"), std::string::npos);
 }
 
+// Gumbel self-play: every full search records a policy over all the legal
+// moves (softmax of log prior + sigma(Q)) summing to 1, the games play to
+// their end, and two runs with one seed play the same games.
+TEST(GameRunner, GumbelRecordsAPolicyOverEveryLegalMove) {
+  auto options = small_run(4, 4, 1);
+  options.config.max_plies = 40;
+  options.config.search.gumbel = true;
+  options.config.search.gumbel_considered = 8;
+  options.id_nonce = 1;
+  const auto backend = [] {
+    return std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 3);
+  };
+  const PlayedGames run = play(options, backend());
+  ASSERT_EQ(run.games.size(), 4u);
+  std::uint64_t targets = 0;
+  for (const auto& [index, g] : run.games) {
+    SCOPED_TRACE(g.id);
+    chess::Position pos = chess::Position::from_fen(g.start_fen).value_or_throw();
+    std::size_t next = 0;
+    for (std::size_t ply = 0; ply <= g.moves.size(); ++ply) {
+      if (next < g.targets.size() && g.targets[next].ply == int(ply)) {
+        const MoveTarget& t = g.targets[next++];
+        EXPECT_EQ(t.policy.size(), chess::legal_moves(pos).size());
+        double sum = 0;
+        for (const PolicyEntry& e : t.policy) sum += e.probability;
+        EXPECT_NEAR(sum, 1.0, 1e-4);
+        ++targets;
+      }
+      if (ply < g.moves.size()) {
+        ASSERT_TRUE(chess::is_legal(pos, g.moves[ply]));
+        pos.make_move(g.moves[ply]);
+      }
+    }
+    EXPECT_EQ(next, g.targets.size());
+  }
+  EXPECT_GT(targets, 0u);
+  const PlayedGames again = play(options, backend());
+  for (const auto& [index, g] : run.games) EXPECT_EQ(again.games.at(index).moves, g.moves);
+}
+
 // Draining finishes every game in progress (none abandoned, none started),
 // and a second run continues with the next indices: how the self-play
 // service changes networks between games.

@@ -29,6 +29,7 @@ struct MatchCommandOptions {
   eval::MatchOptions match;
   int visits = 64;
   int leaves = eval::MctsPlayerOptions{}.leaves_per_round;
+  std::string gumbel = "none";  // which MCTS sides search the root with Gumbel
   std::string device = "cpu";
   std::int64_t max_model_params = nn::kDefaultMaxModelParams;
   std::string pgn;
@@ -41,10 +42,12 @@ void run_match(const MatchCommandOptions& o) {
   if (auto valid = o.match.validate(); !valid) throw Error(valid.error());
   Networks networks(std::min(o.match.threads, 2 * o.match.pairs), o.leaves, o.device,
                     o.max_model_params);
-  const eval::PlayerFactory first =
-      make_side(o.first, "--first", mcts::mix64(o.match.seed ^ 1), o.visits, networks, o.leaves);
-  const eval::PlayerFactory second =
-      make_side(o.second, "--second", mcts::mix64(o.match.seed ^ 2), o.visits, networks, o.leaves);
+  const bool gumbel_first = o.gumbel == "first" || o.gumbel == "both";
+  const bool gumbel_second = o.gumbel == "second" || o.gumbel == "both";
+  const eval::PlayerFactory first = make_side(o.first, "--first", mcts::mix64(o.match.seed ^ 1),
+                                              o.visits, networks, o.leaves, gumbel_first);
+  const eval::PlayerFactory second = make_side(o.second, "--second", mcts::mix64(o.match.seed ^ 2),
+                                               o.visits, networks, o.leaves, gumbel_second);
   if (!o.pgn.empty()) {
     std::ofstream probe(o.pgn, std::ios::app);
     if (!probe) throw Error("--pgn: cannot open " + o.pgn + " for appending");
@@ -141,6 +144,11 @@ void add_match_command(CLI::App& app) {
   cmd->add_option("--leaves", o->leaves,
                   "MCTS leaves gathered per search round (model: and uniform; virtual loss)")
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--gumbel", o->gumbel,
+                  "MCTS sides that search the root with Gumbel Sequential Halving (no noise) "
+                  "instead of PUCT: none, first, second or both")
+      ->check(CLI::IsMember({"none", "first", "second", "both"}))
       ->capture_default_str();
   cmd->add_option("--device", o->device, "Device of model: networks: cpu, cuda or cuda:N")
       ->capture_default_str();

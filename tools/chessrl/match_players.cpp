@@ -51,7 +51,8 @@ nn::BatchEvaluatorOptions Networks::evaluator_options() const {
 }
 
 eval::PlayerFactory make_side(const std::string& spec, const std::string& option,
-                              std::uint64_t seed, int visits, Networks& networks, int leaves) {
+                              std::uint64_t seed, int visits, Networks& networks, int leaves,
+                              bool gumbel) {
   if (spec == "uniform" || spec.rfind("model:", 0) == 0) {
     if (spec == "model:") throw Error(option + " model:: no checkpoint path after 'model:'");
     nn::BatchEvaluator& evaluator = networks.get(spec, option);
@@ -62,6 +63,7 @@ eval::PlayerFactory make_side(const std::string& spec, const std::string& option
     mo.visits = visits;
     mo.leaves_per_round = leaves;
     mo.random_plies = 2;
+    mo.search.gumbel = gumbel;
     return [&evaluator, mo, name, seed, made]() -> Result<std::unique_ptr<eval::Player>> {
       eval::MctsPlayerOptions mine = mo;
       mine.seed = mcts::mix64(seed ^ mcts::mix64((*made)++));

@@ -43,11 +43,13 @@ class Networks {
 
 // A factory for one side's spec: random, greedy, uniform, model:PATH or
 // uci:PROGRAM[;KEY=VALUE]...; MCTS players search `visits` root visits a move,
-// `leaves` leaves a round (the evaluator's setting unless told otherwise).
+// `leaves` leaves a round (the evaluator's setting unless told otherwise),
+// with Gumbel at the root when `gumbel` (mcts::SearchParams::gumbel).
 // `option` (--first, --second) names the side in errors (chessrl::Error).
 // The factory's players are seeded from `seed` and a count of players made.
 eval::PlayerFactory make_side(const std::string& spec, const std::string& option,
                               std::uint64_t seed, int visits, Networks& networks,
-                              int leaves = eval::MctsPlayerOptions{}.leaves_per_round);
+                              int leaves = eval::MctsPlayerOptions{}.leaves_per_round,
+                              bool gumbel = false);
 
 }  // namespace chessrl::tool

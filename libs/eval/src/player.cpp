@@ -100,9 +100,13 @@ class MctsPlayer final : public Player {
     mcts::SearchLimits limits;
     limits.visits = std::uint64_t(options_.visits);
     limits.leaves_per_round = options_.leaves_per_round;
+    const bool random_ply = int(state.moves.size()) < options_.random_plies;
+    // Gumbel without noise: Sequential Halving over the top moves by prior.
+    if (options_.search.gumbel) search_.start_gumbel(std::nullopt, limits.visits);
     mcts::run_search(search_, evaluator_, limits);
-    const float temperature = int(state.moves.size()) < options_.random_plies ? 1.0f : 0.0f;
-    const Move m = mcts::choose_move(search_, temperature, rng_);
+    const Move m = options_.search.gumbel && !random_ply
+                       ? search_.gumbel_move()
+                       : mcts::choose_move(search_, random_ply ? 1.0f : 0.0f, rng_);
     if (m.is_none()) return fail(name_ + ": the search found no move");
     return m;
   }

@@ -29,6 +29,12 @@ Result<void> SearchParams::validate() const {
     return bad("noise_fraction", "must be in [0, 1]");
   if (max_collisions < 0) return bad("max_collisions", "must be >= 0");
   if (!(draw_contempt >= 0 && draw_contempt <= 1)) return bad("draw_contempt", "must be in [0, 1]");
+  if (gumbel_considered < 1 || gumbel_considered > 256)
+    return bad("gumbel_considered", "must be in [1, 256]");
+  if (!(gumbel_c_visit >= 0 && gumbel_c_visit <= 1e6f))
+    return bad("gumbel_c_visit", "must be in [0, 1e6]");
+  if (!(gumbel_c_scale > 0 && gumbel_c_scale <= 100))
+    return bad("gumbel_c_scale", "must be in (0, 100]");
   return {};
 }
 
@@ -43,6 +49,7 @@ void Search::reset(const chess::Position& pos) {
   arena_ = 0;
   root_ = arenas_[arena_].make<Node>();
   noise_seed_.reset();
+  gumbel_.reset();
   counters_ = {};
 }
 
@@ -59,6 +66,7 @@ void Search::advance(Move m) {
   arenas_[arena_].reset();
   arena_ = 1 - arena_;
   noise_seed_.reset();
+  gumbel_.reset();
 }
 
 void Search::request_root_noise(std::uint64_t seed) {
@@ -77,6 +85,169 @@ void Search::apply_noise() {
   const float f = params_.noise_fraction;
   for (int i = 0; i < n; ++i)
     root_->edges[i].prior = (1 - f) * root_->edges[i].prior + f * noise[i];
+}
+
+void Search::start_gumbel(std::optional<std::uint64_t> seed, std::uint64_t simulations) {
+  gumbel_.emplace();
+  gumbel_->seed = seed;
+  gumbel_->simulations = simulations;
+}
+
+namespace {
+
+// The root visits of the k-th descent's edge under Sequential Halving (mctx's
+// get_sequence_of_considered_visits): `considered` moves share the first
+// phase, each phase gives every survivor n / (log2(considered) x survivors)
+// visits (at least 1) and halves them, down to 2.
+std::vector<std::uint32_t> halving_sequence(int considered, std::uint64_t simulations) {
+  std::vector<std::uint32_t> sequence;
+  sequence.reserve(std::size_t(simulations));
+  if (considered <= 1) {
+    for (std::uint64_t k = 0; k < simulations; ++k) sequence.push_back(std::uint32_t(k));
+    return sequence;
+  }
+  const double log2max = std::ceil(std::log2(double(considered)));
+  std::vector<std::uint32_t> visits(std::size_t(considered), 0);
+  int survivors = considered;
+  while (sequence.size() < simulations) {
+    const auto extra = std::max<std::uint64_t>(
+        1, std::uint64_t(double(simulations) / (log2max * double(survivors))));
+    for (std::uint64_t r = 0; r < extra; ++r) {
+      sequence.insert(sequence.end(), visits.begin(), visits.begin() + survivors);
+      for (int i = 0; i < survivors; ++i) ++visits[std::size_t(i)];
+    }
+    survivors = std::max(2, survivors / 2);
+  }
+  sequence.resize(std::size_t(simulations));
+  return sequence;
+}
+
+double log_prior(float prior) { return std::log(std::max(double(prior), 1e-20)); }
+
+}  // namespace
+
+void Search::init_gumbel() {
+  GumbelState& g = *gumbel_;
+  const int n = root_->num_edges;
+  g.noise.assign(std::size_t(n), 0.0f);
+  if (g.seed) {
+    Rng rng(*g.seed);
+    for (float& x : g.noise) {
+      const double u = std::max(rng.uniform(), 1e-300);
+      x = float(-std::log(-std::log(u)));
+    }
+  }
+  g.base.assign(std::size_t(n), 0);
+  for (int i = 0; i < n; ++i)
+    if (const Node* c = root_->edges[i].node) g.base[std::size_t(i)] = c->visits;
+  g.sequence = halving_sequence(std::min(params_.gumbel_considered, n), g.simulations);
+  g.ready = true;
+}
+
+double Search::gumbel_new_visits(int edge, bool with_in_flight) const {
+  const Node* c = root_->edges[edge].node;
+  if (!c) return 0;
+  const double visits = double(c->visits) + (with_in_flight ? double(c->in_flight) : 0.0);
+  return visits - double(gumbel_->base[std::size_t(edge)]);
+}
+
+// sigma(completed Q) for each root edge, for the side to move at the root: a
+// visited move's mean value (exact when proven), an unvisited one the mixed
+// value (the root's mean and the visited moves' prior-weighted mean, mctx's
+// v_mix, the root's mean standing in for the network's raw value), rescaled
+// to [0, 1] over the root's moves and scaled by (c_visit + max N) x c_scale.
+std::vector<double> Search::gumbel_sigma() const {
+  const int n = root_->num_edges;
+  std::vector<double> q(std::size_t(n), 0.0);
+  std::vector<bool> visited(std::size_t(n), false);
+  double sum_visits = 0, max_visits = 0, prior_visited = 0, prior_q = 0;
+  for (int i = 0; i < n; ++i) {
+    const Node* c = root_->edges[i].node;
+    if (!c || (c->visits == 0 && !c->proven())) continue;
+    visited[std::size_t(i)] = true;
+    q[std::size_t(i)] = c->proven() ? c->proven_value() : c->q;
+    sum_visits += c->visits;
+    max_visits = std::max(max_visits, double(c->visits));
+    prior_visited += root_->edges[i].prior;
+    prior_q += root_->edges[i].prior * q[std::size_t(i)];
+  }
+  const double root_value = -root_->q;
+  const double mixed = prior_visited > 0 ? (root_value + sum_visits * prior_q / prior_visited) /
+                                               (1 + sum_visits)
+                                         : root_value;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (int i = 0; i < n; ++i) {
+    if (!visited[std::size_t(i)]) q[std::size_t(i)] = mixed;
+    lo = std::min(lo, q[std::size_t(i)]);
+    hi = std::max(hi, q[std::size_t(i)]);
+  }
+  const double scale = (params_.gumbel_c_visit + max_visits) * params_.gumbel_c_scale;
+  for (double& x : q) x = scale * (x - lo) / std::max(hi - lo, 1e-8);
+  return q;
+}
+
+// The edge whose new visits equal the schedule's for this descent, best by
+// noise + log prior + sigma(Q); PUCT when the schedule has none to offer
+// (descents beyond the budget, or every such edge already in flight).
+Edge* Search::select_gumbel_root() {
+  GumbelState& g = *gumbel_;
+  if (!g.ready) init_gumbel();
+  const std::uint64_t k = g.descents++;
+  if (g.sequence.empty()) return select(*root_);
+  const double considered = g.sequence[std::min<std::size_t>(k, g.sequence.size() - 1)];
+  const std::vector<double> sigma = gumbel_sigma();
+  Edge* best = nullptr;
+  double best_score = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < root_->num_edges; ++i) {
+    if (gumbel_new_visits(i, true) != considered) continue;
+    const double score = g.noise[std::size_t(i)] + log_prior(root_->edges[i].prior) +
+                         sigma[std::size_t(i)];
+    if (score > best_score) {
+      best_score = score;
+      best = &root_->edges[i];
+    }
+  }
+  return best ? best : select(*root_);
+}
+
+chess::Move Search::gumbel_move() const {
+  if (root_->state != NodeState::kExpanded || root_->num_edges == 0) return Move::none();
+  for (int i = 0; i < root_->num_edges; ++i)
+    if (const Node* c = root_->edges[i].node; c && c->proof == Proof::kWin) return best_move();
+  if (!gumbel_ || !gumbel_->ready) return best_move();
+  const std::vector<double> sigma = gumbel_sigma();
+  double most = 0;
+  for (int i = 0; i < root_->num_edges; ++i) most = std::max(most, gumbel_new_visits(i, false));
+  const Edge* best = nullptr;
+  double best_score = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < root_->num_edges; ++i) {
+    if (gumbel_new_visits(i, false) != most) continue;
+    const double score = gumbel_->noise[std::size_t(i)] +
+                         log_prior(root_->edges[i].prior) + sigma[std::size_t(i)];
+    if (score > best_score) {
+      best_score = score;
+      best = &root_->edges[i];
+    }
+  }
+  return best ? best->move : best_move();
+}
+
+std::vector<std::pair<chess::Move, float>> Search::gumbel_policy() const {
+  std::vector<std::pair<chess::Move, float>> out;
+  if (root_->state != NodeState::kExpanded || root_->num_edges == 0) return out;
+  const std::vector<double> sigma = gumbel_sigma();
+  std::vector<double> logits(std::size_t(root_->num_edges));
+  double top = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < root_->num_edges; ++i) {
+    logits[std::size_t(i)] = log_prior(root_->edges[i].prior) + sigma[std::size_t(i)];
+    top = std::max(top, logits[std::size_t(i)]);
+  }
+  double total = 0;
+  for (double& x : logits) total += (x = std::exp(x - top));
+  out.reserve(logits.size());
+  for (int i = 0; i < root_->num_edges; ++i)
+    out.push_back({root_->edges[i].move, float(logits[std::size_t(i)] / total)});
+  return out;
 }
 
 std::size_t Search::memory_bytes() const {
@@ -246,7 +417,7 @@ int Search::gather(std::span<nn::EvalRequest> out, std::uint64_t max_playouts) {
     Node* node = root_;
     int depth = 0;
     while (node->state == NodeState::kExpanded && (node == root_ || !node->proven())) {
-      Edge* e = select(*node);
+      Edge* e = node == root_ && gumbel_ ? select_gumbel_root() : select(*node);
       if (!e->node) {
         e->node = arenas_[arena_].make<Node>();
         e->node->parent = node;

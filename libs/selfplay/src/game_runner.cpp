@@ -148,8 +148,15 @@ void GameRunner::start_move(Slot& slot) {
   const mcts::PlayoutCap::Draw draw = config.playouts.draw(slot.rng);
   slot.target_visits = draw.visits;
   slot.full = draw.full;
-  if ((draw.full || config.noise_on_reduced) && config.search.noise_fraction > 0)
+  if (config.search.gumbel) {
+    // Gumbel noise explores in place of Dirichlet noise and temperature; the
+    // schedule covers the playouts this move adds to the reused tree.
+    const std::uint64_t have = slot.search.root_visits();
+    const auto target = std::uint64_t(draw.visits);
+    slot.search.start_gumbel(slot.rng.next(), target > have ? target - have : 0);
+  } else if ((draw.full || config.noise_on_reduced) && config.search.noise_fraction > 0) {
     slot.search.request_root_noise(slot.rng.next());
+  }
 }
 
 bool GameRunner::finish_move(Slot& slot) {
@@ -167,11 +174,16 @@ bool GameRunner::finish_move(Slot& slot) {
     target.root_value = value;
     target.root_draw = wdl.draw;
     target.visits = search.root_visits();
-    double total = 0;
-    const std::vector<mcts::ChildInfo> children = search.children();
-    for (const mcts::ChildInfo& c : children) total += c.visits;
-    for (const mcts::ChildInfo& c : children)
-      if (c.visits > 0) target.policy.push_back({c.move, float(double(c.visits) / total)});
+    if (config.search.gumbel) {
+      for (const auto& [move, p] : search.gumbel_policy())
+        if (p > 0) target.policy.push_back({move, p});
+    } else {
+      double total = 0;
+      const std::vector<mcts::ChildInfo> children = search.children();
+      for (const mcts::ChildInfo& c : children) total += c.visits;
+      for (const mcts::ChildInfo& c : children)
+        if (c.visits > 0) target.policy.push_back({c.move, float(double(c.visits) / total)});
+    }
     if (!target.policy.empty()) {
       record.targets.push_back(std::move(target));
       counters_->recorded.fetch_add(1, std::memory_order_relaxed);
@@ -184,7 +196,9 @@ bool GameRunner::finish_move(Slot& slot) {
     return true;
   }
 
-  const chess::Move move = mcts::choose_move(search, config.temperature.at(ply), slot.rng);
+  const chess::Move move = config.search.gumbel
+                               ? search.gumbel_move()
+                               : mcts::choose_move(search, config.temperature.at(ply), slot.rng);
   record.moves.push_back(move);
   counters_->positions.fetch_add(1, std::memory_order_relaxed);
   if (config.tree_reuse) {

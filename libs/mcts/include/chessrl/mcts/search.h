@@ -64,6 +64,18 @@ struct SearchParams {
   // values stay exact. For self-play (both sides avoid the shuffle); 0 in
   // matches and analysis.
   float draw_contempt = 0.0f;
+  // Gumbel root search (Danihelka et al., "Policy improvement by planning
+  // with Gumbel", ICLR 2022), for callers that start one (Search::start_gumbel:
+  // self-play's --gumbel, chessrl match --gumbel). The root's moves are
+  // ranked by Gumbel noise + log prior; the top gumbel_considered get the
+  // simulations by Sequential Halving, the move played is the best survivor,
+  // and the policy target is softmax(log prior + sigma(completed Q)) with
+  // sigma(q) = (gumbel_c_visit + max N) * gumbel_c_scale * q over Q rescaled
+  // to [0, 1] (mctx's defaults). Below the root the search is PUCT.
+  bool gumbel = false;
+  int gumbel_considered = 16;
+  float gumbel_c_visit = 50.0f;
+  float gumbel_c_scale = 0.1f;
 
   // An error naming the first parameter out of range.
   Result<void> validate() const;
@@ -106,6 +118,20 @@ class Search {
   // expanded, else as soon as its evaluation arrives. Once per request.
   void request_root_noise(std::uint64_t seed);
 
+  // Makes the next `simulations` descents a Gumbel root search (the params'
+  // gumbel_* constants): the root's moves ranked by Gumbel noise drawn from
+  // `seed` (none: no noise, for matches) plus log prior, the top
+  // gumbel_considered searched by Sequential Halving. Visits kept by tree
+  // reuse do not count in the schedule. Ends at the next reset() or advance().
+  void start_gumbel(std::optional<std::uint64_t> seed, std::uint64_t simulations);
+  bool gumbel_started() const { return gumbel_.has_value(); }
+  // After a Gumbel search: the move it chose (a forced win first, else of the
+  // moves visited most in this search the best by noise + log prior +
+  // sigma(Q)), and its policy target over every root move (softmax of log
+  // prior + sigma(completed Q)). Move::none() / empty before the root is expanded.
+  chess::Move gumbel_move() const;
+  std::vector<std::pair<chess::Move, float>> gumbel_policy() const;
+
   // Descends up to out.size() times to leaves that need the network, and at
   // most max_playouts times in all; returns how many requests of `out` it
   // filled. Descents ending in a game-over or proven position are backed up
@@ -145,6 +171,22 @@ class Search {
   void back_up_exact(Node& node);
   void propagate_proof(Node* node);
   void apply_noise();
+  // Gumbel: the root edge for the next descent; the per-edge scores.
+  Edge* select_gumbel_root();
+  void init_gumbel();
+  // sigma(completed Q) of each root edge (size num_edges).
+  std::vector<double> gumbel_sigma() const;
+  double gumbel_new_visits(int edge, bool with_in_flight) const;
+
+  struct GumbelState {
+    std::optional<std::uint64_t> seed;
+    std::uint64_t simulations = 0;
+    bool ready = false;                  // drawn once the root is expanded
+    std::vector<float> noise;            // per root edge
+    std::vector<std::uint32_t> base;     // visits each root edge had at the start
+    std::vector<std::uint32_t> sequence; // the new visits the k-th descent's edge has
+    std::uint64_t descents = 0;          // root descents so far
+  };
 
   SearchParams params_;
   NodeArena arenas_[2];
@@ -154,6 +196,7 @@ class Search {
   std::vector<Node*> pending_;   // leaves of the last gather, in request order
   std::vector<Node*> collided_;  // leaves whose extra virtual loss backup() removes
   std::optional<std::uint64_t> noise_seed_;
+  std::optional<GumbelState> gumbel_;
   SearchCounters counters_;
 };
 

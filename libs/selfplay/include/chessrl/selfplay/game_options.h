@@ -73,6 +73,14 @@ inline void add_game_options(CLI::App& app, SelfPlayConfig& c) {
   app.add_option("--mates-at-expansion", c.search.mates_at_expansion,
                  "Find a mate in one when a node's moves are generated")
       ->capture_default_str();
+  app.add_option("--gumbel", c.search.gumbel,
+                 "Gumbel root search (Sequential Halving; completed-Q policy targets) in place "
+                 "of PUCT at the root, root noise and temperature (true/false)")
+      ->capture_default_str();
+  app.add_option("--gumbel-considered", c.search.gumbel_considered,
+                 "Root moves the Gumbel search considers (top by noise + log prior)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   app.add_option("--noise-alpha", c.search.noise_alpha, "Root Dirichlet noise alpha")
       ->capture_default_str();
   app.add_option("--noise-fraction", c.search.noise_fraction, "Root noise weight (0: none)")

@@ -29,7 +29,7 @@ struct MoveTarget {
   float root_value = 0;             // search's expected score for the side to move, [-1, 1]
   float root_draw = 0;              // search's draw probability
   std::uint32_t visits = 0;         // root visits behind the distribution
-  std::vector<PolicyEntry> policy;  // visited moves; probabilities sum to 1
+  std::vector<PolicyEntry> policy;  // visited moves (Gumbel: every legal move); sums to 1
   bool operator==(const MoveTarget&) const = default;
 };
 
