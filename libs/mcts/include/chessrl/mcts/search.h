@@ -124,7 +124,6 @@ class Search {
   // gumbel_considered searched by Sequential Halving. Visits kept by tree
   // reuse do not count in the schedule. Ends at the next reset() or advance().
   void start_gumbel(std::optional<std::uint64_t> seed, std::uint64_t simulations);
-  bool gumbel_started() const { return gumbel_.has_value(); }
   // After a Gumbel search: the move it chose (a forced win first, else of the
   // moves visited most in this search the best by noise + log prior +
   // sigma(Q)), and its policy target over every root move (softmax of log
