@@ -13,12 +13,13 @@
 // score more by a margin a z-test puts beyond noise.
 //
 // Measured on the 2-core development VM, three generations of 640 games and
-// 600 steps, default seed, five runs (threads make each run differ): against
-// the untrained network 0.76-0.88; against random 0.750 where the untrained
-// one scores 0.465 (z 7.7). With the trainer's --policy-legal-only on the
-// same check scored 0.52 and 0.565 (docs/learning.md). CHESSRL_LEARNING_SEED
-// picks another seed, CHESSRL_LEARNING_KEEP keeps the networks,
-// CHESSRL_LEARNING_GUMBEL=1 plays self-play with Gumbel root search.
+// 600 steps, default seed (threads make each run differ). With self-play's
+// Gumbel root search: against the untrained network 0.920, against random
+// 0.913. With PUCT and root noise (CHESSRL_LEARNING_PUCT=1), five runs:
+// against the untrained network 0.76-0.88; against random 0.750 where the
+// untrained one scores 0.465 (z 7.7). With the trainer's --policy-legal-only
+// on, PUCT scored 0.52 and 0.565 (docs/learning.md). CHESSRL_LEARNING_SEED
+// picks another seed, CHESSRL_LEARNING_KEEP keeps the networks.
 //
 // Everything runs in this process through the libraries the services use
 // (selfplay::GameRunner, train::train, eval::play_match), on the CPU, in
@@ -106,10 +107,11 @@ std::vector<train::Example> self_play(const nn::Checkpoint& checkpoint, int gene
   o.concurrent_games = 32;
   o.threads = 2;
   o.leaves_per_search = 4;
-  // CHESSRL_LEARNING_GUMBEL=1: self-play searches the root with Gumbel (an
-  // experiment; the matches stay PUCT, so the two are compared on training).
-  o.config.search.gumbel = std::getenv("CHESSRL_LEARNING_GUMBEL") != nullptr &&
-                           std::string(std::getenv("CHESSRL_LEARNING_GUMBEL")) == "1";
+  // Self-play's own root search, Gumbel; CHESSRL_LEARNING_PUCT=1 plays PUCT
+  // with root noise instead (the matches are PUCT either way, so the two are
+  // compared on training).
+  o.config.search.gumbel = !(std::getenv("CHESSRL_LEARNING_PUCT") != nullptr &&
+                             std::string(std::getenv("CHESSRL_LEARNING_PUCT")) == "1");
   o.seed = mcts::mix64(kSeed ^ std::uint64_t(generation));
   o.max_games = kGamesPerGeneration;
   selfplay::GameRunner runner(*evaluator, o);

@@ -49,13 +49,15 @@ PlayedGames play(const GameRunnerOptions& options, std::shared_ptr<nn::Inference
 
 std::shared_ptr<nn::InferenceBackend> uniform() { return std::make_shared<nn::FakeBackend>(); }
 
-// The signature: with the uniform backend and a fixed seed, this run makes
-// exactly this many playouts. Any change to the search, the policies or the
-// runner that changes a single move or visit moves it (update it on purpose).
-constexpr std::uint64_t kSignaturePlayouts = 7290;
+// The signatures: with the uniform backend and a fixed seed, these runs make
+// exactly this many playouts, with self-play's default Gumbel root search and
+// with PUCT and root noise. Any change to the search, the policies or the
+// runner that changes a single move or visit moves one (update it on purpose).
+constexpr std::uint64_t kSignaturePlayouts = 8790;
+constexpr std::uint64_t kPuctSignaturePlayouts = 7290;
 
-TEST(GameRunner, SignatureOfASeededUniformRun) {
-  const PlayedGames run = play(small_run(6, 3, 2), uniform());
+void expect_signature(const GameRunnerOptions& options, std::uint64_t expected) {
+  const PlayedGames run = play(options, uniform());
   ASSERT_EQ(run.games.size(), 6u);
   std::uint64_t positions = 0;
   for (const auto& [index, g] : run.games) positions += g.moves.size();
@@ -63,8 +65,20 @@ TEST(GameRunner, SignatureOfASeededUniformRun) {
               static_cast<unsigned long long>(run.stats.playouts),
               static_cast<unsigned long long>(positions),
               static_cast<unsigned long long>(run.stats.evaluations));
-  EXPECT_EQ(run.stats.playouts, kSignaturePlayouts);
+  EXPECT_EQ(run.stats.playouts, expected);
   EXPECT_EQ(run.stats.positions, positions);
+}
+
+TEST(GameRunner, SignatureOfASeededUniformRun) {
+  const GameRunnerOptions options = small_run(6, 3, 2);
+  ASSERT_TRUE(options.config.search.gumbel) << "self-play's default root search is Gumbel";
+  expect_signature(options, kSignaturePlayouts);
+}
+
+TEST(GameRunner, SignatureOfASeededUniformPuctRun) {
+  GameRunnerOptions options = small_run(6, 3, 2);
+  options.config.search.gumbel = false;
+  expect_signature(options, kPuctSignaturePlayouts);
 }
 
 TEST(GameRunner, GamesDoNotDependOnThreadsOrConcurrency) {
