@@ -48,8 +48,8 @@ struct Settings {
   std::string data;
   std::uint32_t max_sample = 16384;
   std::string metrics_listen = "0.0.0.0:9100";
-  std::string net = "6x64";
-  std::string optimizer = "sgd";
+  std::string net = chessrl::nn::kDefaultNet;
+  std::string optimizer = "adamw";
   std::string schedule = "constant";
   int bucket_mb = 4;
   int rpc_deadline_s = 60;
@@ -65,6 +65,18 @@ struct Settings {
 void add_options(CLI::App& app, Settings& s) {
   train::TrainerOptions& o = s.options;
   o.checkpoint_dir = "checkpoints";
+  // The learning settings measured in docs/learning.md, the defaults of every
+  // launcher (chessrl local, the chart): AdamW at 1e-3 (the run of the first
+  // gains), value targets 30% the search's root value (run 4), a model version
+  // every 200 steps and a checkpoint every 100, training from 4,000 stored
+  // positions and paused while samples trained exceed 4 per position stored.
+  o.lr = 1e-3;
+  o.value_q_ratio = 0.3;
+  o.publish_every = 200;
+  o.checkpoint_every = 100;
+  o.min_window = 4000;
+  o.max_reuse = 4;
+  o.log_every = 50;
 
   // Where data comes from, where models go.
   app.add_option("--replay", s.replay, "replay service address (host:port)")

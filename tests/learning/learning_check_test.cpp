@@ -104,6 +104,10 @@ std::vector<train::Example> self_play(const nn::Checkpoint& checkpoint, int gene
   o.config.resign.threshold = -1.0f;  // no resignation: every game reaches the limit or a mate
   o.config.max_plies = kPlies;
   o.config.adjudicate_material = kAdjudicate;
+  // Every game is this check's short game already; no draw contempt (the
+  // regime its figures were measured in).
+  o.config.short_game_fraction = 0.0f;
+  o.config.search.draw_contempt = 0.0f;
   o.concurrent_games = 32;
   o.threads = 2;
   o.leaves_per_search = 4;

@@ -50,10 +50,10 @@ PlayedGames play(const GameRunnerOptions& options, std::shared_ptr<nn::Inference
 std::shared_ptr<nn::InferenceBackend> uniform() { return std::make_shared<nn::FakeBackend>(); }
 
 // The signatures: with the uniform backend and a fixed seed, these runs make
-// exactly this many playouts, with self-play's default Gumbel root search and
-// with PUCT and root noise. Any change to the search, the policies or the
+// exactly this many playouts, with self-play's defaults (Gumbel root search,
+// short games, adjudication, draw contempt) and with PUCT and root noise. Any change to the search, the policies or the
 // runner that changes a single move or visit moves one (update it on purpose).
-constexpr std::uint64_t kSignaturePlayouts = 8790;
+constexpr std::uint64_t kSignaturePlayouts = 8440;
 constexpr std::uint64_t kPuctSignaturePlayouts = 7290;
 
 void expect_signature(const GameRunnerOptions& options, std::uint64_t expected) {
@@ -77,7 +77,13 @@ TEST(GameRunner, SignatureOfASeededUniformRun) {
 
 TEST(GameRunner, SignatureOfASeededUniformPuctRun) {
   GameRunnerOptions options = small_run(6, 3, 2);
+  // PUCT with root noise, and none of self-play's learning settings: the run
+  // this number was first measured on.
   options.config.search.gumbel = false;
+  options.config.search.draw_contempt = 0.0f;
+  options.config.temperature.final = 0.0f;
+  options.config.adjudicate_material = 0;
+  options.config.short_game_fraction = 0.0f;
   expect_signature(options, kPuctSignaturePlayouts);
 }
 
@@ -130,6 +136,8 @@ TEST(GameRunner, TwoRunnersWithTheSameSeedGiveDisjointIds) {
 TEST(GameRunner, RecordsAreConsistentAndRoundTrip) {
   auto options = small_run(6, 6, 2);
   options.config.max_plies = 200;
+  options.config.adjudicate_material = 0;     // the move limit is a draw ...
+  options.config.short_game_fraction = 0.0f;  // ... at 200 plies in every game
   const PlayedGames run =
       play(options, std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, 1));
   std::uint64_t recorded = 0;
@@ -249,6 +257,7 @@ TEST(GameRunner, AdjudicatesByMaterialAtTheMoveLimit) {
   auto options = small_run(12, 4, 2);
   options.config.max_plies = 24;  // random-ish play: captures happen in 24 plies
   options.config.adjudicate_material = 1;
+  options.config.short_game_fraction = 0.0f;  // every game to max_plies
   const PlayedGames run = play(options, uniform());
   int adjudicated = 0;
   for (const auto& [index, game] : run.games) {

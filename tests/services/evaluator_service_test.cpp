@@ -61,11 +61,11 @@ TEST(EvaluatorOptionsTest, DefaultsMatchTheDocumentedOnes) {
   ASSERT_EQ(parse({}, o), "");
   EXPECT_EQ(o.registry, "127.0.0.1:50051");
   EXPECT_EQ(o.metrics_listen, "0.0.0.0:9104");
-  EXPECT_EQ(o.visits, 64);
+  EXPECT_EQ(o.visits, 32);
   EXPECT_EQ(o.threads, 2);
   EXPECT_EQ(o.max_plies, 300);
   EXPECT_EQ(o.random_plies, 2);
-  EXPECT_EQ(o.pairs, 8);
+  EXPECT_EQ(o.pairs, 4);
   EXPECT_EQ(o.anchor_pairs, 4);
   EXPECT_EQ(o.gauntlet_every, 1);
   EXPECT_DOUBLE_EQ(o.promote_score, 0.5);

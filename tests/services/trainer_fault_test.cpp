@@ -145,7 +145,8 @@ TEST_F(TrainerBinaryTest, RedisFlushedUnderARunningTrainerWaitsForNewDataAndCont
   Child child = Child::start(
       {CHESSRL_TRAINER_BINARY, "--replay", "127.0.0.1:" + std::to_string(server.port()), "--net",
        "2x16", "--device", "cpu", "--threads", "1", "--log-every", "10", "--metrics-listen", "off",
-       "--batch-size", "8", "--max-reuse", "1", "--checkpoint-dir", path("flush")},
+       "--batch-size", "8", "--max-reuse", "1", "--min-window", "0", "--checkpoint-dir",
+       path("flush")},
       {}, dir(), "flush");
   // Trains up to the cap, pauses; the store is flushed under it.
   const auto paused = wait_for_log(child, "max_reuse", 0, 90s);

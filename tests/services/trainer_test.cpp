@@ -11,6 +11,8 @@
 //     the window is below --min-window;
 //   - bad options, a bad RANK and MASTER_PORT=0 on rank 1 stop start-up with a
 //     message naming them.
+#include <algorithm>
+
 #include "trainer_test_util.h"
 
 namespace chessrl::trainer {
@@ -195,6 +197,10 @@ class TrainerReplayTest : public TrainerBinaryTest {
     std::vector<std::string> args = {CHESSRL_TRAINER_BINARY, "--replay", address_, "--net", "2x16",
                                      "--device", "cpu", "--threads", "1", "--log-every", "1",
                                      "--checkpoint-dir", path(name)};
+    // --min-window 0 unless given: train on the few positions pushed (the
+    // binary waits for 4,000).
+    if (std::find(extra.begin(), extra.end(), "--min-window") == extra.end())
+      args.insert(args.end(), {"--min-window", "0"});
     args.insert(args.end(), extra.begin(), extra.end());
     return Child::start(args, {}, dir(), name);
   }

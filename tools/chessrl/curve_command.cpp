@@ -30,7 +30,6 @@
 #include "chessrl/nn/model_limits.h"
 #include "commands.h"
 #include "curve.h"
-#include "local_defaults.h"
 #include "match_players.h"
 
 extern char** environ;
@@ -45,9 +44,9 @@ struct CurveCommandOptions {
   std::string stockfish = "auto";
   int pairs = 10;
   // The evaluator's visits and move limit, so the curve matches what it reports.
-  int visits = local_defaults::kEvalVisits;
+  int visits = eval::kEvalVisits;
   int leaves = eval::MctsPlayerOptions{}.leaves_per_round;
-  int max_plies = local_defaults::kEvalMaxPlies;
+  int max_plies = eval::kEvalMaxPlies;
   int threads = 2;
   std::uint64_t seed = 1;
   int every = 1;

@@ -31,6 +31,7 @@
 #include "chessrl/core/gpu_info.h"
 #include "chessrl/core/subprocess.h"
 #include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/nn/network_config.h"
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "commands.h"
@@ -318,29 +319,22 @@ void report_network(Report& r, const DoctorOptions& o) {
 // --- The games/hour estimate ------------------------------------------------------
 
 // Self-play as `make run` plays it: one process, one search thread, one
-// evaluator worker, one LibTorch thread, local_defaults.h's network and
-// settings, a fresh network with random weights.
+// evaluator worker, one LibTorch thread, local_defaults.h's games at once,
+// self-play's own settings (SelfPlayConfig's defaults) and the trainer's
+// network (nn::kDefaultNet) with fresh random weights.
 void report_estimate(Report& r, double seconds) {
   namespace d = local_defaults;
   BackendSetup setup;
-  setup.net = d::kNet;
+  setup.net = nn::kDefaultNet;
   setup.threads = 1;
   auto backend = setup.make();
   nn::BatchEvaluatorOptions eo;
   eo.workers = 1;
-  selfplay::GameRunnerOptions o;  // the self-play service's leaves per search, as make run plays
+  selfplay::GameRunnerOptions o;  // the self-play service's leaves and settings, as make run plays
   eo.max_batch = d::kConcurrentGames * o.leaves_per_search;
   eo.batch_timeout = std::chrono::microseconds(1000);
   o.concurrent_games = d::kConcurrentGames;
   o.threads = 1;
-  o.config.playouts = {.full_visits = d::kFullVisits,
-                       .reduced_visits = d::kReducedVisits,
-                       .full_fraction = d::kFullFraction};
-  o.config.max_plies = d::kMaxPlies;
-  o.config.adjudicate_material = d::kAdjudicateMaterial;
-  o.config.temperature.final = d::kFinalTemperature;
-  o.config.short_game_fraction = d::kShortGames;
-  o.config.search.draw_contempt = d::kDrawContempt;
   o.validate().value_or_throw();
 
   std::fprintf(stderr, "estimate: self-play with make run's settings for %.0f s...\n", seconds);
@@ -384,7 +378,7 @@ void report_estimate(Report& r, double seconds) {
   const double plies = assumed ? kAssumedPlies : double(game_plies) / double(games);
   const double per_hour = rate * 3600 / plies;
   r.data()["estimate"] = {{"seconds", elapsed},
-                          {"network", d::kNet},
+                          {"network", nn::kDefaultNet},
                           {"positions", positions},
                           {"positions_per_second", rate},
                           {"games_finished", games.load()},
@@ -394,7 +388,8 @@ void report_estimate(Report& r, double seconds) {
   r.line(
       sformat("self-play (%s, fresh random weights, %d games at once, %d/%d visits): %.1f "
               "positions/s over %.1f s",
-              d::kNet, d::kConcurrentGames, d::kFullVisits, d::kReducedVisits, rate, elapsed));
+              nn::kDefaultNet, d::kConcurrentGames, o.config.playouts.full_visits,
+              o.config.playouts.reduced_visits, rate, elapsed));
   const std::string basis =
       assumed
           ? sformat("assumed %d plies per game: no game finished in %.0f s", kAssumedPlies, elapsed)

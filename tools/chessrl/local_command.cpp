@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -48,7 +49,6 @@ namespace chessrl::tool {
 namespace {
 
 namespace fs = std::filesystem;
-namespace d = local_defaults;
 using Clock = std::chrono::steady_clock;
 
 // `argv` with the words of `extra` (split at whitespace) appended.
@@ -63,6 +63,77 @@ std::vector<std::string> with_words(std::vector<std::string> argv,
                                     const std::string& extra) {
   argv.insert(argv.end(), more.begin(), more.end());
   return with_words(std::move(argv), extra);
+}
+
+// `argv`, then `more`, then `last`.
+std::vector<std::string> joined(std::vector<std::string> argv,
+                                const std::vector<std::string>& more,
+                                const std::vector<std::string>& last) {
+  argv.insert(argv.end(), more.begin(), more.end());
+  argv.insert(argv.end(), last.begin(), last.end());
+  return argv;
+}
+
+// `flag value` appended to `argv` when `value` is given.
+template <class T>
+void pass(std::vector<std::string>& argv, const char* flag, const std::optional<T>& value) {
+  if (!value) return;
+  argv.push_back(flag);
+  if constexpr (std::is_same_v<T, std::string>)
+    argv.push_back(*value);
+  else
+    argv.push_back(std::to_string(*value));
+}
+
+// What chessrl local starts each child with beyond addresses, ports, files
+// and tokens: what differs on a laptop (threads, games at once), the learning
+// settings given to chessrl local itself (none by default: the binaries'
+// defaults are the measured ones, as in the chart), then --selfplay-args,
+// --trainer-args or --evaluator-args. --print-settings prints these, and
+// tests/helm/settings.test.js compares them with what the chart renders.
+std::vector<std::string> selfplay_settings(const LocalOptions& o) {
+  std::vector<std::string> a = {"--concurrent", std::to_string(o.concurrent), "--threads", "1",
+                                "--workers", "1", "--nn-threads", "1"};
+  pass(a, "--net", o.net);
+  pass(a, "--visits", o.visits);
+  pass(a, "--reduced-visits", o.reduced_visits);
+  pass(a, "--full-fraction", o.full_fraction);
+  pass(a, "--max-plies", o.max_plies);
+  pass(a, "--adjudicate-material", o.adjudicate_material);
+  pass(a, "--final-temperature", o.final_temperature);
+  pass(a, "--short-games", o.short_games);
+  pass(a, "--draw-contempt", o.draw_contempt);
+  return with_words(std::move(a), o.selfplay_args);
+}
+
+std::vector<std::string> trainer_settings(const LocalOptions& o) {
+  std::vector<std::string> a = {"--threads", "1"};
+  pass(a, "--net", o.net);
+  if (o.batch_size) pass(a, "--batch-size", std::optional<int>(*o.batch_size / o.trainers));
+  pass(a, "--optimizer", o.optimizer);
+  pass(a, "--lr", o.lr);
+  pass(a, "--checkpoint-every", o.checkpoint_every);
+  pass(a, "--publish-every", o.publish_every);
+  pass(a, "--min-window", o.min_window);
+  pass(a, "--max-reuse", o.max_reuse);
+  pass(a, "--value-q-ratio", o.value_q_ratio);
+  return with_words(std::move(a), o.trainer_args);
+}
+
+std::vector<std::string> evaluator_settings(const LocalOptions& o) {
+  std::vector<std::string> a = {"--threads", "1", "--nn-threads", "1"};
+  pass(a, "--visits", o.eval_visits);
+  // Fewer visits than the evaluator's 8 leaves a round: one round is the search.
+  if (o.eval_visits && *o.eval_visits < 8)
+    pass(a, "--leaves", o.eval_visits);
+  pass(a, "--pairs", o.eval_pairs);
+  pass(a, "--anchor-pairs", o.anchor_pairs);
+  pass(a, "--anchors", o.anchors);
+  for (const auto& e : o.engines) {
+    a.push_back("--engine");
+    a.push_back(e);
+  }
+  return with_words(std::move(a), o.evaluator_args);
 }
 
 // The ports of the run. The replay service, the metrics endpoints and
@@ -444,15 +515,10 @@ int LocalRun::run(const StopSignals& stop) {
         {"MASTER_PORT", std::to_string(r == 0 ? 0 : ports_.master)},
         {"GLOO_SOCKET_IFNAME", "lo"}};
     launch(name,
-           with_words({binary("chessrl-trainer"), "--replay", listen(ports_.replay), "--metrics-listen",
-            listen(0), "--net", o_.net, "--batch-size",
-            std::to_string(o_.batch_size / o_.trainers), "--optimizer", o_.optimizer, "--lr",
-            std::to_string(o_.lr), "--checkpoint-dir", (root_ / "checkpoints").string(),
-            "--checkpoint-every", std::to_string(o_.checkpoint_every), "--publish-every",
-            std::to_string(o_.publish_every), "--min-window", std::to_string(o_.min_window),
-            "--max-reuse", std::to_string(o_.max_reuse), "--value-q-ratio",
-            std::to_string(o_.value_q_ratio), "--threads", "1", "--log-every", "50"},
-           token("trainer"), o_.trainer_args),
+           joined({binary("chessrl-trainer"), "--replay", listen(ports_.replay),
+                       "--metrics-listen", listen(0), "--checkpoint-dir",
+                       (root_ / "checkpoints").string()},
+                      trainer_settings(o_), token("trainer")),
            env)
         .value_or_throw();
     if (r == 0 && o_.trainers > 1) {
@@ -469,36 +535,20 @@ int LocalRun::run(const StopSignals& stop) {
   // Self-play: each replica its own name, so their seeds differ.
   for (int i = 0; i < o_.selfplay; ++i) {
     const std::string name = "selfplay-" + std::to_string(i);
-    launch(name, with_words({binary("chessrl-selfplay"), "--replay", listen(ports_.replay), "--metrics-listen",
-                  listen(0), "--replica", name, "--net",
-                  o_.net, "--visits", std::to_string(o_.visits), "--reduced-visits",
-                  std::to_string(o_.reduced_visits), "--full-fraction",
-                  std::to_string(o_.full_fraction), "--concurrent", std::to_string(o_.concurrent),
-                  "--max-plies", std::to_string(o_.max_plies), "--adjudicate-material",
-                  std::to_string(o_.adjudicate_material), "--final-temperature",
-                  std::to_string(o_.final_temperature), "--short-games",
-                  std::to_string(o_.short_games), "--draw-contempt",
-                  std::to_string(o_.draw_contempt), "--threads", "1", "--workers", "1",
-                  "--nn-threads", "1", "--version-stats",
-                  (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
-                  (root_ / "stats" / (name + ".acked")).string()}, token("selfplay"), o_.selfplay_args))
+    launch(name, joined({binary("chessrl-selfplay"), "--replay", listen(ports_.replay),
+                             "--metrics-listen", listen(0), "--replica", name, "--version-stats",
+                             (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
+                             (root_ / "stats" / (name + ".acked")).string()},
+                            selfplay_settings(o_), token("selfplay")))
         .value_or_throw();
   }
 
   // The evaluator.
-  std::vector<std::string> evaluator = {
-      binary("chessrl-evaluator"), "--registry", listen(ports_.replay), "--metrics-listen",
-      listen(0), "--state-dir", (root_ / "evaluator").string(), "--visits",
-      std::to_string(o_.eval_visits), "--leaves", std::to_string(std::min(o_.eval_visits, 8)),
-      "--pairs", std::to_string(o_.eval_pairs), "--anchor-pairs",
-      std::to_string(o_.anchor_pairs), "--anchors", o_.anchors, "--max-plies",
-      std::to_string(d::kEvalMaxPlies), "--threads", "1", "--nn-threads", "1"};
-  for (const auto& e : o_.engines) {
-    evaluator.push_back("--engine");
-    evaluator.push_back(e);
-  }
-  for (auto& word : token("evaluator")) evaluator.push_back(std::move(word));
-  launch("evaluator", with_words(std::move(evaluator), o_.evaluator_args)).value_or_throw();
+  launch("evaluator", joined({binary("chessrl-evaluator"), "--registry",
+                                  listen(ports_.replay), "--metrics-listen", listen(0),
+                                  "--state-dir", (root_ / "evaluator").string()},
+                                 evaluator_settings(o_), token("evaluator")))
+      .value_or_throw();
   write_state();  // the children's pids; their metrics ports once they say them
   // Each says "metrics on port N" once its /metrics listens (on port 0 at this
   // first start); its restarts keep that port.
@@ -584,10 +634,17 @@ void add_local_command(CLI::App& app) {
       "and the evaluator as child processes, with a live status line (make run)");
   add_local_options(*cmd, *o);
   cmd->callback([o] {
-    if (o->batch_size % o->trainers != 0)
-      throw CLI::ValidationError("--batch-size", std::to_string(o->batch_size) +
+    if (o->batch_size && *o->batch_size % o->trainers != 0)
+      throw CLI::ValidationError("--batch-size", std::to_string(*o->batch_size) +
                                                      " is not divisible by --trainers " +
                                                      std::to_string(o->trainers));
+    if (o->print_settings) {
+      const nlohmann::json settings = {{"selfplay", selfplay_settings(*o)},
+                                       {"trainer", trainer_settings(*o)},
+                                       {"evaluator", evaluator_settings(*o)}};
+      std::printf("%s\n", settings.dump(2).c_str());
+      return;
+    }
     StopSignals stop("chessrl local", "stopping everything");
     LocalRun run(*o);
     const int code = run.run(stop);

@@ -17,77 +17,75 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
   cmd.add_option("--trainers", o.trainers, "Trainer ranks (2: data parallel over Gloo)")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
-  cmd.add_option("--net", o.net, "Network (BLOCKSxFILTERS)")->capture_default_str();
-  cmd.add_option("--visits", o.visits, "Self-play visits of a full (recorded) search")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd.add_option("--reduced-visits", o.reduced_visits, "Visits of the other moves")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd.add_option("--full-fraction", o.full_fraction, "Share of full searches")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  // The learning settings: passed on only when given (each binary's own
+  // default otherwise, as in the chart).
+  cmd.add_option("--net", o.net, "Network (BLOCKSxFILTERS; default: chessrl-trainer's, 4x32)");
+  cmd.add_option("--visits", o.visits,
+                 "Self-play visits of a full (recorded) search (default: chessrl-selfplay's, 64)")
+      ->check(CLI::Range(1, 100000));
+  cmd.add_option("--reduced-visits", o.reduced_visits,
+                 "Visits of the other moves (default: chessrl-selfplay's, 16)")
+      ->check(CLI::Range(1, 100000));
+  cmd.add_option("--full-fraction", o.full_fraction,
+                 "Share of full searches (default: chessrl-selfplay's, 0.25)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--concurrent", o.concurrent, "Games at once per self-play process")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   cmd.add_option("--max-plies", o.max_plies,
-                 "Plies after which a self-play game ends (a draw, or won on material)")
-      ->check(CLI::Range(10, 2000))
-      ->capture_default_str();
+                 "Plies after which a self-play game ends, a draw or won on material "
+                 "(default: chessrl-selfplay's, 200)")
+      ->check(CLI::Range(10, 2000));
   cmd.add_option("--adjudicate-material", o.adjudicate_material,
                  "At --max-plies, a side this many pawns ahead wins the self-play game (0: a "
-                 "draw)")
-      ->check(CLI::Range(0, 100))
-      ->capture_default_str();
+                 "draw; default: chessrl-selfplay's, 3)")
+      ->check(CLI::Range(0, 100));
   cmd.add_option("--final-temperature", o.final_temperature,
-                 "Self-play move temperature after the first 30 plies (0: the most visited "
-                 "move)")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
+                 "PUCT self-play's move temperature after the first 30 plies (0: the most "
+                 "visited move; default: chessrl-selfplay's, 0.5)")
+      ->check(CLI::Range(0.0, 10.0));
   cmd.add_option("--short-games", o.short_games,
                  "Share of self-play games cut at 60 plies and won there by the side a pawn "
-                 "ahead (0: none)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+                 "ahead (0: none; default: chessrl-selfplay's, 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--draw-contempt", o.draw_contempt,
                  "In self-play's search, a proven draw looks this much worse than 0 to the side "
-                 "choosing it (0: exact)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+                 "choosing it (0: exact; default: chessrl-selfplay's, 0.2)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--value-q-ratio", o.value_q_ratio,
                  "Share of the search's root value in the trainer's value target (0: the game "
-                 "result alone)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+                 "result alone; default: chessrl-trainer's, 0.3)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--window", o.window, "Replay window (positions)")->capture_default_str();
-  cmd.add_option("--batch-size", o.batch_size, "Trainer batch (over all ranks)")
-      ->check(CLI::Range(2, 65536))
-      ->capture_default_str();
-  cmd.add_option("--optimizer", o.optimizer, "sgd or adamw")
-      ->check(CLI::IsMember({"sgd", "adamw"}))
-      ->capture_default_str();
-  cmd.add_option("--lr", o.lr, "Learning rate")->capture_default_str();
-  cmd.add_option("--publish-every", o.publish_every, "Trainer steps between model versions")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  cmd.add_option("--checkpoint-every", o.checkpoint_every, "Trainer steps between checkpoints")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  cmd.add_option("--min-window", o.min_window, "Positions stored before training starts")
-      ->capture_default_str();
+  cmd.add_option("--batch-size", o.batch_size,
+                 "Trainer batch over all ranks (default: chessrl-trainer's, 256 per rank)")
+      ->check(CLI::Range(2, 65536));
+  cmd.add_option("--optimizer", o.optimizer, "sgd or adamw (default: chessrl-trainer's, adamw)")
+      ->check(CLI::IsMember({"sgd", "adamw"}));
+  cmd.add_option("--lr", o.lr, "Learning rate (default: chessrl-trainer's, 0.001)");
+  cmd.add_option("--publish-every", o.publish_every,
+                 "Trainer steps between model versions (default: chessrl-trainer's, 200)")
+      ->check(CLI::Range(1, 1000000));
+  cmd.add_option("--checkpoint-every", o.checkpoint_every,
+                 "Trainer steps between checkpoints (default: chessrl-trainer's, 100)")
+      ->check(CLI::Range(1, 1000000));
+  cmd.add_option("--min-window", o.min_window,
+                 "Positions stored before training starts (default: chessrl-trainer's, 4000)");
   cmd.add_option("--max-reuse", o.max_reuse,
-                 "Training pauses while samples trained / positions stored exceeds this")
-      ->capture_default_str();
-  cmd.add_option("--eval-visits", o.eval_visits, "Evaluator visits per move")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd.add_option("--eval-pairs", o.eval_pairs, "Game pairs of each new version against the best")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd.add_option("--anchor-pairs", o.anchor_pairs, "Game pairs against each anchor")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd.add_option("--anchors", o.anchors, "Fixed anchors (random, greedy)")->capture_default_str();
+                 "Training pauses while samples trained / positions stored exceeds this "
+                 "(default: chessrl-trainer's, 4)");
+  cmd.add_option("--eval-visits", o.eval_visits,
+                 "Evaluator visits per move (default: chessrl-evaluator's, 32)")
+      ->check(CLI::Range(1, 100000));
+  cmd.add_option("--eval-pairs", o.eval_pairs,
+                 "Game pairs of each new version against the best (default: "
+                 "chessrl-evaluator's, 4)")
+      ->check(CLI::Range(1, 1000));
+  cmd.add_option("--anchor-pairs", o.anchor_pairs,
+                 "Game pairs against each anchor (default: chessrl-evaluator's, 4)")
+      ->check(CLI::Range(1, 1000));
+  cmd.add_option("--anchors", o.anchors,
+                 "Fixed anchors (default: chessrl-evaluator's, random,greedy)");
   cmd.add_option("--engine", o.engines,
                  "A UCI engine anchor, e.g. \"uci:stockfish;Skill Level=0;movetime=50\" "
                  "(repeatable)");
@@ -103,6 +101,9 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
       ->check(CLI::Range(0.2, 3600.0))
       ->capture_default_str();
   cmd.add_flag("--quiet", o.quiet, "Only the status line");
+  cmd.add_flag("--print-settings", o.print_settings,
+               "Print the settings each child is started with (JSON: every option but "
+               "addresses, ports, files and tokens) and exit without starting anything");
   cmd.add_flag("--no-auth", o.no_auth,
                "no bearer tokens on the replay service (by default each process gets its "
                "role's token from run/auth)");

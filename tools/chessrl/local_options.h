@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,35 +16,31 @@ struct LocalOptions {
   std::string bin_dir;
   int selfplay = 1;
   int trainers = 1;
-  // The network and self-play.
-  std::string net = local_defaults::kNet;
-  int visits = local_defaults::kFullVisits;
-  int reduced_visits = local_defaults::kReducedVisits;
-  float full_fraction = local_defaults::kFullFraction;
+  // The learning settings are the binaries' own defaults (chessrl-selfplay,
+  // chessrl-trainer, chessrl-evaluator --help), the same the chart runs with;
+  // chessrl local passes one only when it is given here.
+  std::optional<std::string> net;
+  std::optional<int> visits, reduced_visits;
+  std::optional<float> full_fraction;
+  std::optional<int> max_plies, adjudicate_material;
+  std::optional<float> final_temperature, short_games, draw_contempt;
+  std::optional<double> value_q_ratio;
+  std::optional<int> batch_size;  // over all ranks; unset: the trainer's own per rank
+  std::optional<std::string> optimizer;
+  std::optional<double> lr;
+  std::optional<int> publish_every, checkpoint_every;
+  std::optional<std::uint64_t> min_window;
+  std::optional<double> max_reuse;
+  std::optional<int> eval_visits, eval_pairs, anchor_pairs;
+  std::optional<std::string> anchors;
+  // What differs by machine: a laptop's self-play process plays this many
+  // games at once on its one search thread, and the replay window it fills.
   int concurrent = local_defaults::kConcurrentGames;
-  int max_plies = local_defaults::kMaxPlies;
-  int adjudicate_material = local_defaults::kAdjudicateMaterial;
-  float final_temperature = local_defaults::kFinalTemperature;
-  double value_q_ratio = local_defaults::kValueQRatio;
-  float short_games = local_defaults::kShortGames;
-  float draw_contempt = local_defaults::kDrawContempt;
-  // Replay and training.
-  std::uint64_t window = 50000;
-  int batch_size = local_defaults::kBatchSize;
-  std::string optimizer = "adamw";
-  double lr = 1e-3;
-  int publish_every = local_defaults::kPublishEvery;
-  int checkpoint_every = 100;
-  std::uint64_t min_window = 4000;
-  double max_reuse = 4;
-  // Evaluation.
-  int eval_visits = local_defaults::kEvalVisits;
-  int eval_pairs = 4;
-  int anchor_pairs = 4;
-  std::string anchors = "random,greedy";
+  std::uint64_t window = local_defaults::kWindowPositions;
   std::vector<std::string> engines;
   // More options for the children, as words (split at spaces).
   std::string selfplay_args, trainer_args, evaluator_args;
+  bool print_settings = false;  // print the children's settings as JSON and exit
   // The run itself.
   int duration = 0;  // seconds; 0: until Ctrl-C
   double status_every = 2;

@@ -27,7 +27,7 @@ namespace {
 struct MatchCommandOptions {
   std::string first, second;
   eval::MatchOptions match;
-  int visits = 64;
+  int visits = eval::kEvalVisits;  // the evaluator's
   int leaves = eval::MctsPlayerOptions{}.leaves_per_round;
   std::string gumbel = "none";  // which MCTS sides search the root with Gumbel
   std::string device = "cpu";

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -126,7 +127,8 @@ bool GameRunner::start_game(Slot& slot) {
   // Drawn only when short games are on, so other runs keep their moves.
   const bool short_game =
       config.short_game_fraction > 0 && slot.rng.uniform() < double(config.short_game_fraction);
-  slot.max_plies = short_game ? config.short_max_plies : config.max_plies;
+  // A short game is never longer than a full one.
+  slot.max_plies = short_game ? std::min(config.short_max_plies, config.max_plies) : config.max_plies;
   slot.adjudicate_material =
       short_game ? config.short_adjudicate_material : config.adjudicate_material;
   slot.record = GameRecord{};

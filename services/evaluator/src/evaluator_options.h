@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "chessrl/eval/match.h"
 #include "chessrl/nn/model_limits.h"
 #include "chessrl/rpc/security_flags.h"
 
@@ -26,7 +27,7 @@ struct EvaluatorOptions {
   int unhealthy_after_s = 60;  // /healthz says 503 once the registry has failed this long
 
   // The players: MCTS over each model.
-  int visits = 64;
+  int visits = eval::kEvalVisits;
   int leaves = 8;
   int random_plies = 2;  // plies sampled by visits at the start, so paired games vary
   std::string device = "cpu";
@@ -37,8 +38,8 @@ struct EvaluatorOptions {
 
   // The matches.
   int threads = 2;  // games played at once
-  int max_plies = 300;
-  int pairs = 8;               // gating match: 2 * pairs games against the best
+  int max_plies = eval::kEvalMaxPlies;
+  int pairs = 4;               // gating match: 2 * pairs games against the best
   double promote_score = 0.5;  // promoted when the candidate scores above this
   int anchor_pairs = 4;        // gauntlet: 2 * anchor_pairs games per anchor
   std::string anchors = "random,greedy";

@@ -14,6 +14,7 @@
 #include "chessrl/core/result.h"
 #include "chessrl/nn/batch_evaluator.h"
 #include "chessrl/nn/model_limits.h"
+#include "chessrl/nn/network_config.h"
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/rpc/security_flags.h"
 #include "chessrl/selfplay/game_runner.h"
@@ -34,7 +35,7 @@ struct Settings {
   // Models.
   std::string model;                  // a pinned checkpoint file: no following
   std::string bootstrap = "uniform";  // before any model exists: uniform or net
-  std::string net = "6x64";           // --bootstrap net's size
+  std::string net = nn::kDefaultNet;  // --bootstrap net's size
   std::string device = "cpu";
   std::string precision = "fp32";
   int nn_threads = 0;

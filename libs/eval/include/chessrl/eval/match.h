@@ -29,10 +29,18 @@ const std::vector<std::string>& opening_fens();
 // "?" out of range.
 std::string opening_name(std::size_t index);
 
+// The evaluator's match settings (its defaults, and those of `chessrl match`'s
+// network players and `chessrl curve`): MCTS at 32 visits a move and games
+// drawn at 300 plies. On a 2-core CPU a version's gating and gauntlet games
+// at these settings take about 5 of the 58 CPU-minutes of a 29-minute `make
+// run` (docs/learning.md), leaving self-play its core.
+inline constexpr int kEvalVisits = 32;
+inline constexpr int kEvalMaxPlies = 300;
+
 struct MatchOptions {
   int pairs = 8;           // games = 2 * pairs; pair i uses opening (seed + i) mod the set
   int threads = 2;         // games played at once (each thread makes its own players)
-  int max_plies = 300;     // a game still going after this many plies is a draw
+  int max_plies = kEvalMaxPlies;  // a game still going after this many plies is a draw
   // ... unless a side is at least this many pawns ahead in material: it wins
   // by adjudication (chess::move_limit_result); 0: always a draw.
   int adjudicate_material = 0;

@@ -8,6 +8,11 @@
 
 namespace chessrl::nn {
 
+// The network the trainer builds (and self-play's --bootstrap net) when none
+// is named: the size the learning runs of docs/learning.md measured on a
+// 2-core CPU. A GPU cluster names a bigger one (helm/values-gpu.yaml: 10x128).
+inline constexpr const char* kDefaultNet = "4x32";
+
 // A residual tower of `blocks` blocks of two 3x3 convolutions with `filters`
 // channels, optional squeeze-excitation, a convolutional policy head (73
 // planes, policy_map.h), a value head giving win/draw/loss and, off the value

@@ -25,29 +25,38 @@
 
 namespace chessrl::selfplay {
 
-// How each game is played.
+// How each game is played. The defaults are the learning settings measured
+// in docs/learning.md, and so the defaults of chessrl-selfplay, `chessrl
+// selfplay`, `chessrl local` (make run), `chessrl doctor` and the Helm chart,
+// none of which sets them again.
 struct SelfPlayConfig {
-  // Gumbel root search by default (docs/learning.md, runs D and E: 0.613 and
-  // 0.487 against greedy after 30 minutes, where PUCT with root noise scored
-  // 0.125-0.325); search.gumbel = false plays PUCT with root noise and the
-  // temperature schedule.
+  // Gumbel root search (runs D and E: 0.613 and 0.487 against greedy after 30
+  // minutes, where PUCT with root noise scored 0.125-0.325), and a proven draw
+  // 0.2 worse than 0 to the side choosing it (runs A and B: 1% repetitions
+  // against run 5's 62%). search.gumbel = false plays PUCT with root noise and
+  // the temperature schedule.
   mcts::SearchParams search = [] {
     mcts::SearchParams p;
     p.gumbel = true;
+    p.draw_contempt = 0.2f;
     return p;
   }();
-  mcts::PlayoutCap playouts;
-  mcts::TemperatureSchedule temperature;
+  // 64 visits on a quarter of the moves (recorded), 16 on the rest.
+  mcts::PlayoutCap playouts{.full_visits = 64, .reduced_visits = 16, .full_fraction = 0.25f};
+  // PUCT only: moves sampled at temperature 0.5 after ply 30 (run 2), so
+  // self-play does not shuffle into repetitions.
+  mcts::TemperatureSchedule temperature{.initial = 1.0f, .plies = 30, .final = 0.5f};
   mcts::ResignPolicy resign;
-  int max_plies = 512;            // a game still going after this many plies is a draw (move limit)
+  int max_plies = 200;  // a game still going after this many plies is a draw (move limit)
   // At the move limit, a side at least this many pawns ahead in material
-  // (chess::material_balance) wins by adjudication instead; 0: always a draw.
-  int adjudicate_material = 0;
+  // (chess::material_balance) wins by adjudication instead; 0: always a draw
+  // (run 1: 3).
+  int adjudicate_material = 3;
   // Short games: this share of games ends at short_max_plies instead, won
   // there by a side short_adjudicate_material pawns ahead. Many short games
   // decided on material give the value head a dense material signal (the
-  // learning check's regime); 0: every game is full length.
-  float short_game_fraction = 0.0f;
+  // learning check's regime; runs A and B); 0: every game is full length.
+  float short_game_fraction = 0.5f;
   int short_max_plies = 60;
   int short_adjudicate_material = 1;
   bool noise_on_reduced = false;  // root noise on reduced-visit searches too (KataGo: no)
