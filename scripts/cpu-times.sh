@@ -13,6 +13,7 @@ fi
 dir=$1
 tck=$(getconf CLK_TCK)
 for pid in $(pgrep -f -- "$dir" || true); do
+  [ "$pid" != "$$" ] || continue  # this script names RUN_DIR too
   [ -r "/proc/$pid/stat" ] || continue
   words=$(tr '\0' ' ' <"/proc/$pid/cmdline")
   name=$(basename "${words%% *}")
