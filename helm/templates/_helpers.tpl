@@ -1,5 +1,7 @@
 {{/*
-Names, labels and small shared pieces of the chess-rl chart.
+Names, labels and the pieces every component's pods share. Helpers of one
+component are in its folder (redis/_redis.tpl, auth/_auth.tpl, ...), the
+monitoring switches in _monitoring.tpl, the value checks in _validate.tpl.
 Most helpers take a dict: (dict "root" $ "component" "replay").
 */}}
 
@@ -130,196 +132,6 @@ imagePullSecrets:
 {{- end -}}
 {{- end -}}
 
-{{/* ---------- Redis ---------- */}}
-
-{{/* The Secret holding the Redis password, and its key. */}}
-{{- define "chess-rl.redis.secretName" -}}
-{{- .Values.redis.auth.existingSecret | default (include "chess-rl.componentName" (dict "root" . "component" "redis")) -}}
-{{- end -}}
-
-{{- define "chess-rl.redis.secretKey" -}}
-{{- if .Values.redis.auth.existingSecret -}}
-{{- .Values.redis.auth.existingSecretPasswordKey | default "redis-password" -}}
-{{- else -}}
-redis-password
-{{- end -}}
-{{- end -}}
-
-{{/* Whether the chart makes the Secret F-redis itself. */}}
-{{- define "chess-rl.redis.createSecret" -}}
-{{- if and .Values.redis.auth.enabled (not .Values.redis.auth.existingSecret) -}}true{{- end -}}
-{{- end -}}
-
-{{- define "chess-rl.redis.host" -}}
-{{- if .Values.redis.enabled -}}
-{{- include "chess-rl.componentName" (dict "root" . "component" "redis") -}}
-{{- else -}}
-{{- required "redis.enabled=false needs redis.external.host (the external Redis's address)" .Values.redis.external.host -}}
-{{- end -}}
-{{- end -}}
-
-{{- define "chess-rl.redis.port" -}}
-{{- if .Values.redis.enabled -}}
-{{- .Values.redis.port -}}
-{{- else -}}
-{{- .Values.redis.external.port -}}
-{{- end -}}
-{{- end -}}
-
-{{/* ---------- Authentication and TLS of replay's gRPC port ---------- */}}
-
-{{/* The Secret of the bearer tokens (keys selfplay, trainer, evaluator). */}}
-{{- define "chess-rl.auth.secretName" -}}
-{{- .Values.auth.existingSecret | default (include "chess-rl.componentName" (dict "root" . "component" "auth")) -}}
-{{- end -}}
-
-{{/* Whether the chart makes the Secret F-auth itself. */}}
-{{- define "chess-rl.auth.createSecret" -}}
-{{- if and .Values.auth.enabled (not .Values.auth.existingSecret) -}}true{{- end -}}
-{{- end -}}
-
-{{/* The name the clients check in replay's certificate: tls.serverName, else F-replay. */}}
-{{- define "chess-rl.tls.serverName" -}}
-{{- .Values.tls.serverName | default (include "chess-rl.componentName" (dict "root" . "component" "replay")) -}}
-{{- end -}}
-
-{{/*
-Where the Secrets' files are mounted: a directory each, outside /etc/chessrl (the
-config volume) and /tmp.
-*/}}
-{{- define "chess-rl.auth.dir" -}}/run/secrets/chessrl/auth{{- end -}}
-{{- define "chess-rl.tls.dir" -}}/run/secrets/chessrl/tls{{- end -}}
-
-{{/*
-The mode of the Secrets' files (a decimal number in the manifest: 288 = 0440,
-292 = 0444). With the pod's fsGroup the kubelet makes them group-owned by it, so
-0440 lets the non-root user read them and no one else. Without fsGroup they
-stay root's, and only 0444 lets the non-root user read them (they are visible
-inside that pod's container only). (dict "values" .Values.x)
-*/}}
-{{- define "chess-rl.secretFileMode" -}}
-{{- $psc := .values.podSecurityContext | default dict -}}
-{{- if not (kindIs "invalid" $psc.fsGroup) -}}288{{- else -}}292{{- end -}}
-{{- end -}}
-
-{{/*
-The flags the chart passes for auth and TLS, as a JSON list of option names
-without dashes (the config keys a component's `config:` may not set).
-(dict "root" $ "role" "replay"|"selfplay"|"trainer"|"evaluator")
-*/}}
-{{- define "chess-rl.security.flags" -}}
-{{- $out := list -}}
-{{- if eq .role "replay" -}}
-{{- if .root.Values.auth.enabled -}}{{- $out = append $out "auth-dir" -}}{{- end -}}
-{{- if .root.Values.tls.enabled -}}{{- $out = concat $out (list "tls-cert" "tls-key") -}}{{- end -}}
-{{- else -}}
-{{- if .root.Values.auth.enabled -}}{{- $out = append $out "token-file" -}}{{- end -}}
-{{- if .root.Values.tls.enabled -}}{{- $out = concat $out (list "tls" "tls-ca" "tls-server-name") -}}{{- end -}}
-{{- end -}}
-{{- toJson $out -}}
-{{- end -}}
-
-{{/*
-Container args for auth and TLS: replay's --auth-dir, --tls-cert, --tls-key;
-a client's --token-file (its own key only), --tls-ca, --tls-server-name. Paths
-only: no token or key is ever on a command line.
-(dict "root" $ "role" "replay"|"selfplay"|"trainer"|"evaluator"|"test")
-*/}}
-{{- define "chess-rl.security.args" -}}
-{{- $auth := and .root.Values.auth.enabled (ne .role "test") -}}
-{{- if eq .role "replay" -}}
-{{- if $auth }}
-- --auth-dir
-- {{ include "chess-rl.auth.dir" . }}
-{{- end }}
-{{- if .root.Values.tls.enabled }}
-- --tls-cert
-- {{ include "chess-rl.tls.dir" . }}/tls.crt
-- --tls-key
-- {{ include "chess-rl.tls.dir" . }}/tls.key
-{{- end }}
-{{- else -}}
-{{- if $auth }}
-- --token-file
-- {{ include "chess-rl.auth.dir" . }}/token
-{{- end }}
-{{- if .root.Values.tls.enabled }}
-- --tls-ca
-- {{ include "chess-rl.tls.dir" . }}/ca.crt
-- --tls-server-name
-- {{ include "chess-rl.tls.serverName" .root | quote }}
-{{- end }}
-{{- end -}}
-{{- end -}}
-
-{{/* The volumeMounts that go with chess-rl.security.args (same dict). */}}
-{{- define "chess-rl.security.volumeMounts" -}}
-{{- if and .root.Values.auth.enabled (ne .role "test") }}
-- name: auth
-  mountPath: {{ include "chess-rl.auth.dir" . }}
-  readOnly: true
-{{- end }}
-{{- if .root.Values.tls.enabled }}
-- name: tls
-  mountPath: {{ include "chess-rl.tls.dir" . }}
-  readOnly: true
-{{- end }}
-{{- end -}}
-
-{{/*
-The Secret volumes that go with chess-rl.security.args: replay gets the three
-tokens and the certificate with its key; a client gets its own token (as
-`token`) and the CA certificate. (dict "root" $ "role" "x" "values" .Values.x)
-*/}}
-{{- define "chess-rl.security.volumes" -}}
-{{- $mode := include "chess-rl.secretFileMode" . -}}
-{{- if and .root.Values.auth.enabled (ne .role "test") }}
-- name: auth
-  secret:
-    secretName: {{ include "chess-rl.auth.secretName" .root }}
-    defaultMode: {{ $mode }}
-    items:
-      {{- if eq .role "replay" }}
-      {{- range list "selfplay" "trainer" "evaluator" }}
-      - key: {{ . }}
-        path: {{ . }}
-      {{- end }}
-      {{- else }}
-      - key: {{ .role }}
-        path: token
-      {{- end }}
-{{- end }}
-{{- if .root.Values.tls.enabled }}
-- name: tls
-  secret:
-    secretName: {{ required "tls.enabled=true needs tls.existingSecret: a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt" .root.Values.tls.existingSecret }}
-    defaultMode: {{ $mode }}
-    items:
-      {{- if eq .role "replay" }}
-      - key: tls.crt
-        path: tls.crt
-      - key: tls.key
-        path: tls.key
-      {{- else }}
-      - key: ca.crt
-        path: ca.crt
-      {{- end }}
-{{- end }}
-{{- end -}}
-
-{{/* ---------- Addresses ---------- */}}
-
-{{/* replay's gRPC address for the other components: F-replay:50051. */}}
-{{- define "chess-rl.replay.address" -}}
-{{- printf "%s:%v" (include "chess-rl.componentName" (dict "root" . "component" "replay")) .Values.replay.ports.grpc -}}
-{{- end -}}
-
-{{- define "chess-rl.trainer.headless" -}}
-{{- printf "%s-trainer-headless" (include "chess-rl.fullname" .) -}}
-{{- end -}}
-
-{{/* ---------- Pod pieces ---------- */}}
-
 {{/*
 The pod annotations every chess-rl pod gets: the user's, checksums, and the
 plain Prometheus scrape hints.
@@ -338,19 +150,6 @@ prometheus.io/path: /metrics
 {{- with .values.podAnnotations }}
 {{ toYaml . }}
 {{- end }}
-{{- end -}}
-
-{{/*
-What the Redis password's consumers (redis, replay) roll on. Not the Secret's
-bytes: a generated password is made once and then kept (lookup), and hashing a
-fresh random value on every render would roll the pods on every upgrade. So:
-the settings that change the password the pods see (auth on or off, an
-existing Secret's name and key, an explicit auth.password), salted with the
-release. After rotating an existing Secret's contents: `kubectl rollout restart`.
-*/}}
-{{- define "chess-rl.redis.secretChecksum" -}}
-{{- $a := .Values.redis.auth -}}
-{{- printf "%v|%s|%s|%s|%s|%s" $a.enabled ($a.existingSecret | default "") (include "chess-rl.redis.secretKey" .) ($a.password | default "") .Release.Namespace .Release.Name | sha256sum -}}
 {{- end -}}
 
 {{/*
@@ -477,20 +276,13 @@ blocks hold only timings and `enabled`).
 {{/* ---------- Configuration of the chess-rl binaries ---------- */}}
 
 {{/*
-The config.yaml of a component, after checking that it sets no key the chart
-already passes as a flag (a flag beats the file, so such a key would be
-silently ignored). Nested maps are flattened with '-' as the binaries do.
-(dict "component" "selfplay" "config" .Values.selfplay.config "reserved" (list "replay" ...))
+The config.yaml of a component: its `config:` map as YAML.
+chess-rl.validateValues.config refuses keys the chart already passes as flags.
+(.Values.x.config)
 */}}
 {{- define "chess-rl.configYaml" -}}
-{{- $keys := include "chess-rl.flatKeys" (dict "prefix" "" "map" (.config | default dict)) | splitList "\n" -}}
-{{- range $keys -}}
-{{- if and . (has . $.reserved) -}}
-{{- fail (printf "%s.config sets %q, which the chart passes itself as --%s (a flag beats the config file, so the key would be ignored): use the chart's value for it (see values.yaml) instead" $.component . .) -}}
-{{- end -}}
-{{- end -}}
-{{- if .config -}}
-{{- toYaml .config -}}
+{{- if . -}}
+{{- toYaml . -}}
 {{- else -}}
 {}
 {{- end -}}
@@ -508,20 +300,24 @@ silently ignored). Nested maps are flattened with '-' as the binaries do.
 {{- end -}}
 {{- end -}}
 
-{{/* ---------- Monitoring ---------- */}}
-
-{{- define "chess-rl.monitoring.podMonitor" -}}
-{{- if and .Values.monitoring.enabled .Values.monitoring.podMonitor.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") -}}true{{- end -}}
+{{/*
+Check (chess-rl.validateValues): a component's config may not set a key the
+chart passes itself as a flag (chess-rl.<component>.reservedKeys): a flag beats
+the config file, so the key would be silently ignored. Nested maps count
+flattened with '-', as the binaries read them. One line per such key.
+*/}}
+{{- define "chess-rl.validateValues.config" -}}
+{{- range $c := list "replay" "selfplay" "trainer" "evaluator" -}}
+{{- $v := index $.Values $c -}}
+{{- if or (ne $c "evaluator") $v.enabled -}}
+{{- $reserved := include (printf "chess-rl.%s.reservedKeys" $c) $ | fromJsonArray -}}
+{{- range include "chess-rl.flatKeys" (dict "prefix" "" "map" ($v.config | default dict)) | splitList "\n" -}}
+{{- if and . (has . $reserved) }}
+{{ printf "%s.config sets %q, which the chart passes itself as --%s (a flag beats the config file, so the key would be ignored): use the chart's value for it (see values.yaml) instead" $c . . }}
 {{- end -}}
-
-{{/* The PrometheusRule of rules/chess-rl.yaml: enabled, and the operator's API exists. */}}
-{{- define "chess-rl.monitoring.prometheusRule" -}}
-{{- if and .Values.monitoring.enabled .Values.monitoring.prometheusRule.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") -}}true{{- end -}}
 {{- end -}}
-
-{{/* The Grafana dashboard ConfigMap: a plain ConfigMap, needs no API but Kubernetes's. */}}
-{{- define "chess-rl.monitoring.dashboards" -}}
-{{- if and .Values.monitoring.enabled .Values.monitoring.dashboards.enabled -}}true{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* ---------- PodDisruptionBudget ---------- */}}
@@ -552,7 +348,7 @@ spec:
 {{- end }}
 {{- end -}}
 
-{{/* ---------- ServiceAccount ---------- */}}
+{{/* ---------- ServiceAccount and storage ---------- */}}
 
 {{/* (dict "root" $ "component" "x" "values" .Values.x) */}}
 {{- define "chess-rl.serviceAccount" -}}
