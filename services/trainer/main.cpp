@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "chessrl/runtime/registry.h"
 #include "chessrl/config/config.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/stop_signals.h"
@@ -268,6 +269,10 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   chessrl::rpc::ClientOptions client_options;
   client_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
   client_options.security = s.security;
+  // One attempt per call everywhere: the prefetcher retries a sample with
+  // backoff, the data gate asks for stats again within a second, and the
+  // publishing thread retries a publish (docs/architecture.md, "Who retries what").
+  client_options.attempts = 1;
 
   // The data.
   std::unique_ptr<train::ExampleSource> source;
@@ -290,9 +295,7 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   if (registry_address.empty() && s.data.empty()) registry_address = s.replay;
   if (rank == 0 && !registry_address.empty() && s.options.publish_every > 0) {
     client_options.address = registry_address;
-    // One try per call: train()'s publishing thread retries with backoff, and
-    // gives a newer model precedence over a retry.
-    client_options.attempts = 1;
+    // train()'s publishing thread retries with backoff, a newer model first.
     models = std::make_shared<chessrl::rpc::ModelRegistryClient>(client_options);
     log("publishing a model version every " + std::to_string(s.options.publish_every) +
         " steps to " + registry_address);
@@ -308,23 +311,8 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
     // Called on train()'s publishing thread; `checkpoint` holds the weights
     // only (no optimizer state: a smaller model for self-play and evaluation).
     // It owns what it uses: a call in flight at the end is abandoned.
-    callbacks.publish = [models, network](const chessrl::nn::Checkpoint& checkpoint)
-        -> chessrl::Result<std::uint64_t> {
-      auto latest = models->latest();
-      if (!latest.ok()) return chessrl::fail("publish: " + latest.error());
-      const std::uint64_t version = (latest->has_value() ? (*latest)->version() : 0) + 1;
-      chessrl::nn::Checkpoint versioned = checkpoint;
-      versioned.info.version = static_cast<std::int64_t>(version);
-      const std::string blob = chessrl::nn::serialize_checkpoint(versioned);
-      chessrl::v1::ModelInfo info;
-      info.set_version(version);
-      info.set_step(static_cast<std::uint64_t>(checkpoint.info.step));
-      (*info.mutable_metadata())["network"] = network;
-      (*info.mutable_metadata())["producer"] = "chessrl-trainer";
-      (*info.mutable_metadata())["step"] = std::to_string(checkpoint.info.step);
-      auto published = models->publish(info, blob);
-      if (!published.ok()) return chessrl::fail("publish: " + published.error());
-      return version;
+    callbacks.publish = [models, network](const chessrl::nn::Checkpoint& checkpoint) {
+      return chessrl::runtime::publish_model(*models, checkpoint, network, "chessrl-trainer");
     };
     callbacks.on_publish_outcome = [&metrics](std::optional<std::uint64_t> version) {
       if (version)

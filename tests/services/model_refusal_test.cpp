@@ -25,7 +25,8 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/rpc/clients.h"
 #include "evaluator.h"
-#include "model_follower.h"
+#include "chessrl/runtime/model_follower.h"
+#include "chessrl/runtime/registry.h"
 #include "model_registry_fixture.h"
 #include "selfplay_service.h"
 
@@ -56,7 +57,7 @@ TEST_F(ModelRefusalTest, SelfplaySkipsABombCountsItAndTakesUpTheNextGoodVersion)
   nn::TorchBackendOptions torch;
   torch.threads = 1;
   rpc::ClientOptions client = testing::single_try_client(port());
-  selfplay_service::ModelFollower follower(
+  runtime::ModelFollower follower(
       client, torch, [this](const std::string& line) { log(line); },
       [&metrics](std::uint64_t) { metrics.models_refused.inc(); });
   follower.wait_settled(20s);
@@ -84,7 +85,7 @@ TEST_F(ModelRefusalTest, SelfplaySkipsABombCountsItAndTakesUpTheNextGoodVersion)
 
   // The next good version is taken up; the bomb is not downloaded again.
   publish(3, tiny_model(3));
-  std::optional<selfplay_service::ModelFollower::Pending> third;
+  std::optional<runtime::ModelFollower::Pending> third;
   ASSERT_TRUE(eventually([&] { return (third = follower.take()).has_value(); })) << logged();
   EXPECT_EQ(third->model.version, 3u);
   std::this_thread::sleep_for(300ms);  // a few watch polls

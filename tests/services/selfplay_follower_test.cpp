@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "chessrl/rpc/clients.h"
-#include "model_follower.h"
+#include "chessrl/runtime/model_follower.h"
+#include "chessrl/runtime/registry.h"
 #include "model_registry_fixture.h"
 
 namespace chessrl {
@@ -47,7 +48,7 @@ TEST_F(ModelFollowerTest, ADamagedVersionIsSkippedOnceAndTheNextGoodOneTakenUp) 
   std::map<std::string, int> skipped_by_reason;
   nn::TorchBackendOptions torch;
   torch.threads = 1;
-  selfplay_service::ModelFollower follower(
+  runtime::ModelFollower follower(
       testing::single_try_client(port()), torch, [this](const std::string& line) { log(line); }, {},
       [&](std::uint64_t, const std::string& reason) {
         std::lock_guard lock(skipped_mutex);
@@ -77,24 +78,53 @@ TEST_F(ModelFollowerTest, ADamagedVersionIsSkippedOnceAndTheNextGoodOneTakenUp) 
   EXPECT_EQ(downloads(), 2.0) << "versions 1 and 2, once each\n" << logged();
 
   publish(3);
-  std::optional<selfplay_service::ModelFollower::Pending> third;
+  std::optional<runtime::ModelFollower::Pending> third;
   ASSERT_TRUE(eventually([&] { return (third = follower.take()).has_value(); })) << logged();
   EXPECT_EQ(third->model.version, 3u);
   EXPECT_EQ(downloads(), 3.0) << logged();
   EXPECT_TRUE(follower.refused().empty());
 }
 
+// fetch_model (the evaluator's path) classifies by status code: a version the
+// registry does not have and a damaged copy are kMissing with their labels, a
+// registry that does not answer is kUnavailable, and a good one builds.
+TEST_F(ModelFollowerTest, FetchModelClassifiesByStatusCode) {
+  publish(1);
+  publish_damaged(2);
+  rpc::ModelRegistryClient client(testing::single_try_client(port()));
+  runtime::ModelOptions options;
+  options.torch.threads = 1;
+  runtime::ModelLoad good = runtime::fetch_model(client, 1, false, options);
+  ASSERT_TRUE(good.ok()) << good.message;
+  EXPECT_EQ(good.model->version, 1u);
+  runtime::ModelLoad latest = runtime::fetch_model(client, 0, false, options);
+  EXPECT_EQ(latest.error, runtime::ModelError::kMissing) << "the latest is the damaged v2";
+  runtime::ModelLoad missing = runtime::fetch_model(client, 9, false, options);
+  EXPECT_EQ(missing.error, runtime::ModelError::kMissing) << missing.message;
+  EXPECT_EQ(missing.reason, "not_found");
+  EXPECT_EQ(missing.message.rfind("v9: ", 0), 0u) << missing.message;
+  runtime::ModelLoad damaged = runtime::fetch_model(client, 2, false, options);
+  EXPECT_EQ(damaged.reason, "data_loss") << damaged.message;
+
+  rpc::ClientOptions nowhere = testing::single_try_client(port());
+  nowhere.address = "127.0.0.1:1";  // nothing listens on port 1
+  nowhere.deadline = 2s;
+  rpc::ModelRegistryClient down(nowhere);
+  runtime::ModelLoad unavailable = runtime::fetch_model(down, 1, false, options);
+  EXPECT_EQ(unavailable.error, runtime::ModelError::kUnavailable) << unavailable.message;
+  EXPECT_EQ(unavailable.reason, "");
+}
+
 // The codes a version is skipped for, and those retried.
 TEST(ModelFollowerSkip, PermanentCodesSkipAndTransientOnesRetry) {
-  using selfplay_service::ModelFollower;
-  EXPECT_EQ(ModelFollower::skip_reason(grpc::StatusCode::DATA_LOSS), "data_loss");
-  EXPECT_EQ(ModelFollower::skip_reason(grpc::StatusCode::NOT_FOUND), "not_found");
-  EXPECT_EQ(ModelFollower::skip_reason(grpc::StatusCode::RESOURCE_EXHAUSTED), "too_large");
-  EXPECT_EQ(ModelFollower::skip_reason(grpc::StatusCode::INVALID_ARGUMENT), "invalid");
+  EXPECT_EQ(runtime::skip_reason(grpc::StatusCode::DATA_LOSS), "data_loss");
+  EXPECT_EQ(runtime::skip_reason(grpc::StatusCode::NOT_FOUND), "not_found");
+  EXPECT_EQ(runtime::skip_reason(grpc::StatusCode::RESOURCE_EXHAUSTED), "too_large");
+  EXPECT_EQ(runtime::skip_reason(grpc::StatusCode::INVALID_ARGUMENT), "invalid");
   for (const auto code : {grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::DEADLINE_EXCEEDED,
                           grpc::StatusCode::UNAUTHENTICATED, grpc::StatusCode::PERMISSION_DENIED,
                           grpc::StatusCode::INTERNAL}) {
-    EXPECT_EQ(ModelFollower::skip_reason(code), "") << static_cast<int>(code);
+    EXPECT_EQ(runtime::skip_reason(code), "") << static_cast<int>(code);
   }
 }
 

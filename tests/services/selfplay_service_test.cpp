@@ -21,7 +21,6 @@
 #include "chessrl/replay/validation.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "game_conversion.h"
-#include "model_follower.h"
 #include "replica.h"
 
 namespace chessrl::selfplay_service {
@@ -151,31 +150,6 @@ TEST(ReplicaSeed, TwoReplicasPlayDifferentGamesWithDifferentIds) {
     EXPECT_EQ(by_index[r.index], r.moves) << r.id;
     EXPECT_EQ(ids.count(r.id), 0u) << r.id;
   }
-}
-
-TEST(ModelLoading, BuildsACheckpointAndNamesWhatIsWrongWithOthers) {
-  nn::Network network = nn::make_network(nn::parse_network_name("1x8").value_or_throw(), 3);
-  const std::string blob = nn::serialize_checkpoint(nn::to_checkpoint(network, {}));
-  nn::TorchBackendOptions options;
-  options.threads = 1;
-  auto model = load_model(blob, 7, options);
-  ASSERT_TRUE(model.ok()) << model.error();
-  EXPECT_EQ(model->version, 7u);
-  EXPECT_NE(model->description.find("1x8"), std::string::npos) << model->description;
-  ASSERT_NE(model->backend, nullptr);
-
-  auto garbage = load_model("not a checkpoint", 8, options);
-  ASSERT_FALSE(garbage.ok());
-  EXPECT_NE(garbage.error().find("checkpoint"), std::string::npos) << garbage.error();
-  auto truncated = load_model(std::string_view(blob).substr(0, blob.size() / 2), 9, options);
-  EXPECT_FALSE(truncated.ok());
-  auto missing = model_from_file("/nonexistent/model.ckpt", options);
-  ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().find("/nonexistent/model.ckpt"), std::string::npos) << missing.error();
-
-  const PlayingModel uniform = uniform_model();
-  EXPECT_EQ(uniform.version, 0u);
-  ASSERT_NE(uniform.backend, nullptr);
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
 #include "backend_setup.h"
 
 #include "chessrl/core/error.h"
-#include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/torch_backend.h"
-#include "chessrl/nn/torch_network.h"
+#include "chessrl/runtime/model.h"
 
 namespace chessrl::tool {
 
@@ -33,32 +32,25 @@ void BackendSetup::add_options(CLI::App& app, const std::string& default_backend
 std::shared_ptr<nn::InferenceBackend> BackendSetup::make() const {
   if (!model.empty() && backend != "torch")
     throw Error("--model needs --backend torch, not '" + backend + "'");
-  if (backend == "uniform")
-    return std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kUniform);
-  if (backend == "random") return std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom);
-  nn::Checkpoint checkpoint;
-  if (!model.empty()) {
-    auto loaded = nn::load_checkpoint_file(model);
-    if (!loaded) throw Error("--model " + model + ": " + loaded.error());
-    checkpoint = std::move(loaded).value();
-  } else {
-    auto config = nn::parse_network_name(net);
-    if (!config) throw Error("--net " + net + ": " + config.error());
-    nn::Network network = nn::make_network(*config, 1);
-    network->eval();
-    checkpoint = nn::to_checkpoint(network, {});
-  }
+  if (backend == "uniform") return runtime::uniform_model().backend;
+  if (backend == "random") return runtime::random_model().backend;
   nn::TorchBackendOptions options;
   options.device = device;
   auto p = nn::parse_precision(precision);
   if (!p) throw Error("--precision: " + p.error());
   options.precision = *p;
   options.threads = threads;
-  // A fresh --net is built already: the ceiling guards files only.
-  options.limits.max_parameters = model.empty() ? 0 : max_model_params;
-  auto made = nn::make_torch_backend(checkpoint, options);
-  if (!made) throw Error(made.error());
-  return std::shared_ptr<nn::InferenceBackend>(std::move(made).value());
+  options.limits.max_parameters = max_model_params;
+  if (!model.empty()) {
+    auto loaded = runtime::model_from_file(model, options);
+    if (!loaded) throw Error("--model " + loaded.error());
+    return loaded->backend;
+  }
+  auto config = nn::parse_network_name(net);
+  if (!config) throw Error("--net " + net + ": " + config.error());
+  auto fresh = runtime::fresh_model(*config, 1, options);
+  if (!fresh) throw Error(fresh.error());
+  return fresh->backend;
 }
 
 std::string BackendSetup::describe(const nn::InferenceBackend& b) const {

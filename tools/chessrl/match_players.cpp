@@ -10,8 +10,8 @@
 #include "chessrl/core/error.h"
 #include "chessrl/eval/uci_engine.h"
 #include "chessrl/mcts/random.h"
-#include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/torch_backend.h"
+#include "chessrl/runtime/model.h"
 
 namespace chessrl::tool {
 
@@ -30,16 +30,14 @@ nn::BatchEvaluator& Networks::get(const std::string& key, const std::string& opt
 
 std::shared_ptr<nn::InferenceBackend> Networks::make_backend(const std::string& key,
                                                              const std::string& option) const {
-  if (key == "uniform") return std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kUniform);
+  if (key == "uniform") return runtime::uniform_model().backend;
   const std::string path = key.substr(6);  // after "model:"
-  auto checkpoint = nn::load_checkpoint_file(path);
-  if (!checkpoint) throw Error(option + " " + key + ": " + checkpoint.error());
   nn::TorchBackendOptions o;
   o.device = device_;
   o.limits.max_parameters = max_model_params_;
-  auto backend = nn::make_torch_backend(*checkpoint, o);
-  if (!backend) throw Error(option + " " + key + ": " + backend.error());
-  return std::shared_ptr<nn::InferenceBackend>(std::move(backend).value());
+  auto model = runtime::model_from_file(path, o);
+  if (!model) throw Error(option + " " + key + ": " + model.error());
+  return model->backend;
 }
 
 nn::BatchEvaluatorOptions Networks::evaluator_options() const {

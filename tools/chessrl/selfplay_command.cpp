@@ -13,6 +13,7 @@
 
 #include "backend_setup.h"
 #include "bench_util.h"
+#include "chessrl/runtime/layout.h"
 #include "chessrl/chess/pgn.h"
 #include "chessrl/core/error.h"
 #include "chessrl/nn/batch_evaluator.h"
@@ -65,27 +66,19 @@ struct RunnerSetup {
 
   // Fills the defaults that depend on the backend; returns the evaluator options.
   nn::BatchEvaluatorOptions finish(const nn::InferenceBackend& b) {
-    const bool cuda = backend.device.rfind("cuda", 0) == 0;
-    if (workers == 0) workers = b.preferred_streams();
-    if (runner.threads == 0) runner.threads = 2 * workers;
-    if (batch == 0) batch = cuda ? 256 : 64;
-    if (runner.concurrent_games == 0)
-      runner.concurrent_games =
-          std::max(1, runner.threads * batch / std::max(1, runner.leaves_per_search));
-    if (runner.max_games > 0)
-      runner.concurrent_games =
-          int(std::min<std::uint64_t>(std::uint64_t(runner.concurrent_games), runner.max_games));
+    // The service's layout rule (libs/runtime), with the backend built: a fake
+    // backend (uniform, random) runs one stream.
+    runtime::SearchLayout layout{workers > 0 ? workers : b.preferred_streams(), runner.threads,
+                                 batch, runner.concurrent_games};
+    layout = runtime::fill_layout(layout, backend.device, backend.threads,
+                                  runner.leaves_per_search, runner.max_games);
+    workers = layout.workers;
+    batch = layout.batch;
+    runner.threads = layout.threads;
+    runner.concurrent_games = layout.concurrent_games;
     runner.config.tree_reuse = !no_tree_reuse;
     runner.validate().value_or_throw();
-    nn::BatchEvaluatorOptions e;
-    // One thread's round is one forward pass: its games' leaves, at once.
-    const int per_thread =
-        (runner.concurrent_games + runner.threads - 1) / runner.threads * runner.leaves_per_search;
-    e.max_batch = std::max(1, std::min(per_thread, 4096));
-    e.batch_timeout = std::chrono::microseconds(1000);
-    e.workers = workers;
-    e.cache_size = cache;
-    return e;
+    return runtime::evaluator_options(layout, runner.leaves_per_search, cache);
   }
 };
 

@@ -89,6 +89,9 @@ Evaluator::Evaluator(EvaluatorOptions options, StateDir state, EvaluatorProgress
   client.address = options_.registry;
   client.deadline = std::chrono::seconds(options_.rpc_deadline_s);
   client.security = options_.security;
+  // One attempt per call: the loop retries an evaluation the registry did not
+  // answer for after --poll seconds (docs/architecture.md, "Who retries what").
+  client.attempts = 1;
   registry_ = std::make_unique<rpc::ModelRegistryClient>(client);
   client.backoff_max = std::chrono::seconds(1);
   watch_client_ = std::make_unique<rpc::ModelRegistryClient>(client);
@@ -177,13 +180,14 @@ bool Evaluator::load_candidate(std::uint64_t version, std::shared_ptr<LoadedMode
   switch (loaded.error) {
     case LoadError::kNone:
       break;
-    case LoadError::kRegistry:
+    case LoadError::kUnavailable:
       registry_failed(loaded.message);
       return end(out, Outcome::kRetry, loaded.message);
     case LoadError::kBackend:
       return end(out, Outcome::kFatal, loaded.message);
     case LoadError::kRefused:
-    case LoadError::kModel:
+    case LoadError::kMissing:
+    case LoadError::kUnusable:
       registry_ok();
       if (loaded.error == LoadError::kRefused) metrics_.models_refused_total.inc();
       // Marked evaluated below (and saved), so it is never fetched again.
@@ -244,12 +248,12 @@ bool Evaluator::gate(const std::shared_ptr<LoadedModel>& candidate, const std::a
     report.note = "the best (v" + std::to_string(report.best_before) + ") is newer";
   } else {
     LoadResult loaded = best_model(report.best_before);
-    if (loaded.error == LoadError::kRegistry) {
+    if (loaded.error == LoadError::kUnavailable) {
       registry_failed(loaded.message);
       return end(out, Outcome::kRetry, loaded.message);
     }
     if (loaded.error == LoadError::kBackend) return end(out, Outcome::kFatal, loaded.message);
-    if (loaded.error == LoadError::kModel || loaded.error == LoadError::kRefused) {
+    if (loaded.error != LoadError::kNone) {  // missing, unusable or refused
       if (loaded.error == LoadError::kRefused) {
         metrics_.models_refused_total.inc();
         log_("the best, " + loaded.message);

@@ -1,5 +1,5 @@
-// Models from the registry made ready to play: the checkpoint fetched and
-// parsed, a LibTorch backend built on the chosen device, and one
+// Models from the registry made ready to play: fetched, checked and built by
+// libs/runtime (the model path self-play and the CLI share), and one
 // BatchEvaluator over it that every game thread's MCTS player shares.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include "chessrl/nn/batch_evaluator.h"
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/rpc/clients.h"
+#include "chessrl/runtime/model.h"
 
 namespace chessrl::evaluator {
 
@@ -22,14 +23,10 @@ struct LoadedModel {
   std::unique_ptr<nn::BatchEvaluator> evaluator;
 };
 
-enum class LoadError {
-  kNone,
-  kRegistry,  // the registry failed to answer (try again later)
-  kModel,     // the version is missing or not a usable checkpoint (skip it)
-  kRefused,   // nn::check_model refused it before anything was allocated: over
-              // --max-model-params, or weights that do not match its header (skip it)
-  kBackend,   // the backend cannot be built (a configuration error: stop)
-};
+// What went wrong, classified once for every program (libs/runtime): the
+// evaluator retries kUnavailable later, skips a version that is kMissing,
+// kUnusable or kRefused (never fetched again), and stops on kBackend.
+using LoadError = runtime::ModelError;
 
 struct LoadResult {
   std::unique_ptr<LoadedModel> model;  // set when error is kNone

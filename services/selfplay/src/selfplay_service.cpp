@@ -12,6 +12,8 @@
 #include <thread>
 #include <utility>
 
+#include "chessrl/runtime/model.h"
+#include "chessrl/runtime/model_follower.h"
 #include "chessrl/core/error.h"
 #include "chessrl/metrics/exposer.h"
 #include "chessrl/metrics/gpu_sampler.h"
@@ -20,7 +22,6 @@
 #include "chessrl/selfplay/version_stats.h"
 #include "game_conversion.h"
 #include "game_pusher.h"
-#include "model_follower.h"
 #include "replica.h"
 
 namespace chessrl::selfplay_service {
@@ -41,32 +42,6 @@ std::string hex(std::uint64_t value) {
   char text[24];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
   return text;
-}
-
-// Pushes through the replay client; a call made while flushing (a finite
-// deadline) tries once and gives up by the deadline.
-PushFunction replay_push(const Settings& s) {
-  rpc::ClientOptions options;
-  options.address = s.replay;
-  options.deadline = std::chrono::seconds(s.rpc_deadline_s);
-  options.security = s.security;
-  options.attempts = 3;
-  options.backoff_max = std::chrono::milliseconds(1000);
-  auto channel = rpc::make_channel(options);  // bounded reconnect backoff, keepalive
-  return [options, channel](const v1::PushGamesRequest& request,
-                            Clock::time_point deadline) -> rpc::RpcResult<v1::PushGamesReply> {
-    rpc::ClientOptions call = options;
-    if (deadline != Clock::time_point::max()) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) {
-        return rpc::RpcFailure{"no time left to push", grpc::StatusCode::DEADLINE_EXCEEDED};
-      }
-      call.attempts = 1;
-      call.deadline = std::min(call.deadline, left);
-    }
-    return rpc::ReplayClient(call, channel).push_games(request);
-  };
 }
 
 // Counts kept beside the metrics for the progress line.
@@ -174,6 +149,33 @@ class ProgressLogger {
 };
 
 }  // namespace
+
+PushFunction replay_push(const Settings& s) {
+  rpc::ClientOptions options;
+  options.address = s.replay;
+  options.deadline = std::chrono::seconds(s.rpc_deadline_s);
+  options.security = s.security;
+  // One attempt per call: the GamePusher owns the retry (docs/architecture.md,
+  // "Who retries what"). A retry inside the client after a lost reply would
+  // answer DUPLICATE for games the pusher does not yet know it sent.
+  options.attempts = 1;
+  auto channel = rpc::make_channel(options);  // bounded reconnect backoff, keepalive
+  return [options, channel](const v1::PushGamesRequest& request,
+                            Clock::time_point deadline) -> rpc::RpcResult<v1::PushGamesReply> {
+    rpc::ClientOptions call = options;
+    if (deadline != Clock::time_point::max()) {
+      // Flushing: no call runs past the flush's deadline.
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) {
+        return rpc::RpcFailure{"no time left to push", grpc::StatusCode::DEADLINE_EXCEEDED};
+      }
+      call.deadline = std::min(call.deadline, left);
+    }
+    return rpc::ReplayClient(call, channel).push_games(request);
+  };
+}
+
 
 SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
     : games(r.counter("chessrl_selfplay_games_total", "Self-play games finished")),
@@ -283,22 +285,25 @@ int SelfplayService::run() {
   }
 
   // The first model: pinned, the registry's latest, or a bootstrap.
-  std::unique_ptr<ModelFollower> follower;
-  std::optional<PlayingModel> model;
+  std::unique_ptr<runtime::ModelFollower> follower;
+  std::optional<runtime::Model> model;
   if (!s.model.empty()) {
-    model = model_from_file(s.model, s.torch).value_or_throw();
+    auto pinned = runtime::model_from_file(s.model, s.torch);
+    if (!pinned.ok()) throw Error("--model " + pinned.error());
+    model = std::move(pinned).value();
     log("playing with the pinned model " + model->description + "; not following the registry");
   } else {
     rpc::ClientOptions registry_options;
     registry_options.address = s.registry;
     registry_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
     registry_options.security = s.security;
-    registry_options.attempts = 3;
+    // One attempt per call: the follower owns the retry (backoff 0.5 s to 30 s).
+    registry_options.attempts = 1;
     log("following the model registry at " + s.registry);
     for (const char* reason : {"data_loss", "not_found", "too_large", "invalid", "unusable"}) {
       registry.counter(kModelsSkippedName, kModelsSkippedHelp, {{"reason", reason}});
     }
-    follower = std::make_unique<ModelFollower>(
+    follower = std::make_unique<runtime::ModelFollower>(
         registry_options, s.torch, log_fn,
         [&metrics](std::uint64_t) { metrics.models_refused.inc(); },
         [&registry](std::uint64_t, const std::string& reason) {
@@ -308,8 +313,8 @@ int SelfplayService::run() {
     if (auto pending = follower->take()) model = std::move(pending->model);
   }
   if (!model) {
-    model = s.bootstrap_net ? fresh_network_model(*s.bootstrap_net, seed, s.torch).value_or_throw()
-                            : uniform_model();
+    model = s.bootstrap_net ? runtime::fresh_model(*s.bootstrap_net, seed, s.torch).value_or_throw()
+                            : runtime::uniform_model();
   }
 
   nn::BatchEvaluatorOptions evaluator_options = s.evaluator;

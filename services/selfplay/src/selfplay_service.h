@@ -13,6 +13,7 @@
 
 #include "chessrl/chess/rules.h"
 #include "chessrl/metrics/registry.h"
+#include "game_pusher.h"
 #include "selfplay_settings.h"
 
 namespace chessrl::selfplay_service {
@@ -43,6 +44,11 @@ struct SelfplayMetrics {
   metrics::Registry& registry_;
   metrics::Counter* results_[3];
 };
+
+// The GamePusher's push function: ReplayClient::push_games to s.replay with
+// one attempt per call (the pusher retries); while flushing, no call runs past
+// the flush's deadline.
+PushFunction replay_push(const Settings& s);
 
 class SelfplayService {
  public:

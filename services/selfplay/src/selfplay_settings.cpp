@@ -6,6 +6,7 @@
 #include <fstream>
 #include <utility>
 
+#include "chessrl/runtime/layout.h"
 #include "chessrl/selfplay/game_options.h"
 #include "replica.h"
 
@@ -135,33 +136,17 @@ Result<void> resolve(Settings& s, const CLI::App& app) {
 
   // The layout, as `chessrl selfplay` chooses it, once for every network
   // the run will play with.
-  const bool cuda = s.device.rfind("cuda", 0) == 0;
-  if (s.workers == 0) {
-    if (cuda) {
-      s.workers = 2;
-    } else {
-      const nn::CpuSplit split = nn::default_cpu_split();
-      const int threads = s.nn_threads > 0 ? s.nn_threads : split.threads;
-      s.workers = std::max(1, split.workers * split.threads / threads);
-    }
-  }
   selfplay::GameRunnerOptions& r = s.runner;
-  if (r.threads == 0) r.threads = 2 * s.workers;
-  if (s.batch == 0) s.batch = cuda ? 256 : 64;
-  if (r.concurrent_games == 0)
-    r.concurrent_games = std::max(1, r.threads * s.batch / std::max(1, r.leaves_per_search));
-  if (s.games > 0)
-    r.concurrent_games = int(std::min<std::uint64_t>(std::uint64_t(r.concurrent_games), s.games));
+  runtime::SearchLayout layout{s.workers, r.threads, s.batch, r.concurrent_games};
+  layout = runtime::fill_layout(layout, s.device, s.nn_threads, r.leaves_per_search, s.games);
+  s.workers = layout.workers;
+  s.batch = layout.batch;
+  r.threads = layout.threads;
+  r.concurrent_games = layout.concurrent_games;
   r.config.tree_reuse = !s.no_tree_reuse;
   r.max_games = s.games;
   if (auto valid = r.validate(); !valid.ok()) return valid;
-
-  nn::BatchEvaluatorOptions& e = s.evaluator;
-  const int per_thread = (r.concurrent_games + r.threads - 1) / r.threads * r.leaves_per_search;
-  e.max_batch = std::max(1, std::min(per_thread, 4096));
-  e.batch_timeout = std::chrono::microseconds(1000);
-  e.workers = s.workers;
-  e.cache_size = s.cache;
+  s.evaluator = runtime::evaluator_options(layout, r.leaves_per_search, s.cache);
 
   s.push.interval = std::chrono::milliseconds(s.push_interval_ms);
   if (auto valid = s.push.validate(); !valid.ok()) return valid;

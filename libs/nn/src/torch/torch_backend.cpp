@@ -235,4 +235,10 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
       std::make_unique<TorchBackend>(std::move(*network), *device, options, streams));
 }
 
+Checkpoint fresh_checkpoint(const NetworkConfig& config, std::uint64_t seed) {
+  Network network = make_network(config, seed);
+  network->eval();
+  return to_checkpoint(network, {});
+}
+
 }  // namespace chessrl::nn

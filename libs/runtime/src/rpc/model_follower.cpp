@@ -1,79 +1,19 @@
-#include "model_follower.h"
+#include "chessrl/runtime/model_follower.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <utility>
 
-#include "chessrl/nn/checkpoint.h"
-#include "chessrl/nn/model_limits.h"
-#include "chessrl/nn/torch_network.h"
+#include "chessrl/runtime/registry.h"
 
-namespace chessrl::selfplay_service {
+namespace chessrl::runtime {
 
 namespace {
 
 constexpr std::chrono::milliseconds kRetryMin{500};
 constexpr std::chrono::milliseconds kRetryMax{30000};
 
-Result<PlayingModel> from_checkpoint(const nn::Checkpoint& checkpoint, std::uint64_t version,
-                                     const nn::TorchBackendOptions& options) {
-  auto backend = nn::make_torch_backend(checkpoint, options);
-  if (!backend.ok()) return fail(backend.error());
-  PlayingModel model;
-  model.backend = std::shared_ptr<nn::InferenceBackend>(std::move(backend).value());
-  model.version = version;
-  model.description = model.backend->describe();
-  return model;
-}
-
 }  // namespace
-
-PlayingModel uniform_model() {
-  PlayingModel model;
-  model.backend = std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kUniform);
-  model.description = "bootstrap: " + model.backend->describe();
-  return model;
-}
-
-Result<PlayingModel> fresh_network_model(const nn::NetworkConfig& config, std::uint64_t seed,
-                                         const nn::TorchBackendOptions& options) {
-  nn::Network network = nn::make_network(config, seed);
-  network->eval();
-  // The operator's own --net, built already: no ceiling applies.
-  nn::TorchBackendOptions unlimited = options;
-  unlimited.limits.max_parameters = 0;
-  auto model = from_checkpoint(nn::to_checkpoint(network, {}), 0, unlimited);
-  if (model.ok()) model->description = "bootstrap: fresh random " + model->description;
-  return model;
-}
-
-Result<PlayingModel> load_model(std::string_view bytes, std::uint64_t version,
-                                const nn::TorchBackendOptions& options) {
-  return load_checked_model(bytes, version, options).model;
-}
-
-CheckedModel load_checked_model(std::string_view bytes, std::uint64_t version,
-                                const nn::TorchBackendOptions& options) {
-  auto checkpoint = nn::parse_checkpoint(bytes);
-  if (!checkpoint.ok()) return {fail("not a usable checkpoint: " + checkpoint.error()), false};
-  // Before the backend allocates anything: the ceiling and the weights' sizes.
-  if (auto checked = nn::check_model(*checkpoint, options.limits); !checked.ok())
-    return {fail(checked.error()), true};
-  return {from_checkpoint(*checkpoint, version, options), false};
-}
-
-Result<PlayingModel> model_from_file(const std::string& path,
-                                     const nn::TorchBackendOptions& options) {
-  auto checkpoint = nn::load_checkpoint_file(path);
-  if (!checkpoint.ok()) return fail("--model " + path + ": " + checkpoint.error());
-  const auto version =
-      static_cast<std::uint64_t>(std::max<std::int64_t>(0, checkpoint->info.version));
-  auto model = from_checkpoint(*checkpoint, version, options);
-  if (!model.ok()) return fail("--model " + path + ": " + model.error());
-  model->description =
-      "version " + std::to_string(version) + " (" + model->description + ", " + path + ")";
-  return model;
-}
 
 ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch,
                              LogFunction log, RefusedFunction on_refused,
@@ -135,23 +75,6 @@ std::vector<std::uint64_t> ModelFollower::refused() const {
 std::vector<std::uint64_t> ModelFollower::skipped() const {
   std::lock_guard lock(mutex_);
   return skipped_;
-}
-
-std::string ModelFollower::skip_reason(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::DATA_LOSS:
-      return "data_loss";
-    case grpc::StatusCode::NOT_FOUND:
-      return "not_found";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "too_large";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-    case grpc::StatusCode::OUT_OF_RANGE:
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return "invalid";
-    default:
-      return "";  // may pass: UNAVAILABLE, a deadline, a token, INTERNAL, ...
-  }
 }
 
 void ModelFollower::skip(std::uint64_t version, const std::string& reason) {
@@ -234,34 +157,37 @@ void ModelFollower::load_loop() {
     failing = false;
 
     const auto started = Clock::now();
-    auto [model, refused] = load_checked_model(got->second, version, torch_);
+    ModelOptions model_options;
+    model_options.torch = torch_;
+    ModelLoad load = build_model(got->second, version, model_options);
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     std::lock_guard lock(mutex_);
     // Only versions above attempted_ are fetched: a refused or unusable
     // version is never downloaded again by this process.
     attempted_ = std::max(attempted_, version);
-    if (refused) {
+    if (load.error == ModelError::kRefused) {
       refused_.push_back(version);
       log_("model version " + std::to_string(version) + " refused, not fetched again (self-play " +
-           "stays on version " + std::to_string(playing_) + "): " + model.error());
+           "stays on version " + std::to_string(playing_) + "): " + load.detail);
       if (on_refused_) on_refused_(version);
-    } else if (!model.ok()) {
+    } else if (!load.ok()) {
+      // Not a checkpoint, or one that does not build here: self-play keeps playing.
       log_("model version " + std::to_string(version) +
-           " is unusable, skipped (self-play stays on "
-           "version " +
-           std::to_string(playing_) + "): " + model.error());
+           " is unusable, skipped (self-play stays on version " + std::to_string(playing_) +
+           "): " + load.detail);
       skip(version, "unusable");
     } else {
       char timing[64];
       std::snprintf(timing, sizeof timing, " in %.2f s", seconds);
-      model->description = "version " + std::to_string(version) + " (" + model->description + ")";
-      log_("model " + model->description + " downloaded (" + std::to_string(got->second.size()) +
+      Model& model = *load.model;
+      model.description = "version " + std::to_string(version) + " (" + model.description + ")";
+      log_("model " + model.description + " downloaded (" + std::to_string(got->second.size()) +
            " bytes) and built" + timing + "; self-play takes it up between games");
-      pending_ = Pending{std::move(model).value(), Clock::now()};
+      pending_ = Pending{std::move(model), Clock::now()};
       ready_ = true;
     }
     settle();
   }
 }
 
-}  // namespace chessrl::selfplay_service
+}  // namespace chessrl::runtime

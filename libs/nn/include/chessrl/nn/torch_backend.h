@@ -2,6 +2,7 @@
 // not include LibTorch, so anything can create a backend without compiling it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "chessrl/nn/backend.h"
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/model_limits.h"
+#include "chessrl/nn/network_config.h"
 
 namespace chessrl::nn {
 
@@ -32,6 +34,10 @@ struct TorchBackendOptions {
 // before anything is allocated); the error says which.
 Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& checkpoint,
                                                              const TorchBackendOptions& options);
+
+// The weights of a fresh network of `config` with random weights from `seed`
+// (no optimizer state, version 0), for callers that must not include LibTorch.
+Checkpoint fresh_checkpoint(const NetworkConfig& config, std::uint64_t seed);
 
 // How to split a CPU between BatchEvaluator workers (concurrent forward passes)
 // and LibTorch threads inside each pass. Separate single-threaded passes beat

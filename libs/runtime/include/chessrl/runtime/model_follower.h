@@ -1,4 +1,4 @@
-// The networks self-play plays with, and ModelFollower, which keeps up with
+// ModelFollower keeps up with
 // the model registry: a watch thread notes each new version (WatchModels), a
 // loader thread downloads the newest one newer than the one playing, parses
 // it and builds its backend while self-play goes on, then raises ready(): the
@@ -26,42 +26,11 @@
 #include <thread>
 #include <vector>
 
-#include "chessrl/core/result.h"
-#include "chessrl/nn/backend.h"
-#include "chessrl/nn/network_config.h"
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/rpc/clients.h"
+#include "chessrl/runtime/model.h"
 
-namespace chessrl::selfplay_service {
-
-// A network to play with. Version 0: none from the registry (a bootstrap).
-struct PlayingModel {
-  std::shared_ptr<nn::InferenceBackend> backend;
-  std::uint64_t version = 0;
-  std::string description;  // for logs: "version 3 (libtorch cpu fp32 6x64 nhwc)"
-};
-
-// No network: uniform priors and even values.
-PlayingModel uniform_model();
-// A fresh network with random weights from `seed`.
-Result<PlayingModel> fresh_network_model(const nn::NetworkConfig& config, std::uint64_t seed,
-                                         const nn::TorchBackendOptions& options);
-// A checkpoint's bytes as registry version `version`; errors say what is wrong
-// (not a checkpoint, corrupt, refused by nn::check_model under options.limits,
-// an architecture that does not build, a device).
-Result<PlayingModel> load_model(std::string_view bytes, std::uint64_t version,
-                                const nn::TorchBackendOptions& options);
-// The same, telling a refusal by nn::check_model (refused: nothing was
-// allocated for the network) from the other failures.
-struct CheckedModel {
-  Result<PlayingModel> model;
-  bool refused = false;
-};
-CheckedModel load_checked_model(std::string_view bytes, std::uint64_t version,
-                                const nn::TorchBackendOptions& options);
-// A checkpoint file, with the version written in it; errors name the path.
-Result<PlayingModel> model_from_file(const std::string& path,
-                                     const nn::TorchBackendOptions& options);
+namespace chessrl::runtime {
 
 class ModelFollower {
  public:
@@ -73,7 +42,7 @@ class ModelFollower {
   // (see skip_reason()), with that reason.
   using SkippedFunction = std::function<void(std::uint64_t version, const std::string& reason)>;
   struct Pending {
-    PlayingModel model;
+    Model model;
     Clock::time_point ready_at;  // when ready() was raised
   };
 
@@ -97,9 +66,6 @@ class ModelFollower {
   std::vector<std::uint64_t> refused() const;
   // The versions skipped (not downloadable for good, or unusable) so far, in order.
   std::vector<std::uint64_t> skipped() const;
-  // The label a download failure with `code` is skipped under ("data_loss",
-  // "not_found", "too_large", "invalid"), or "" when it may pass and is retried.
-  static std::string skip_reason(grpc::StatusCode code);
 
  private:
   void load_loop();
@@ -128,4 +94,4 @@ class ModelFollower {
   std::thread watch_thread_, load_thread_;
 };
 
-}  // namespace chessrl::selfplay_service
+}  // namespace chessrl::runtime

@@ -1,0 +1,60 @@
+#include "chessrl/runtime/registry.h"
+
+#include <utility>
+
+namespace chessrl::runtime {
+
+std::string skip_reason(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::DATA_LOSS:
+      return "data_loss";
+    case grpc::StatusCode::NOT_FOUND:
+      return "not_found";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "too_large";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "invalid";
+    default:
+      return "";  // may pass: UNAVAILABLE, a deadline, a token, INTERNAL, ...
+  }
+}
+
+ModelLoad fetch_model(rpc::ModelRegistryClient& registry, std::uint64_t version, bool best,
+                      const ModelOptions& options) {
+  auto fetched = registry.get(best ? 0 : version, best);
+  if (!fetched.ok()) {
+    const std::string what =
+        best ? std::string("the best model") : "v" + std::to_string(version);
+    ModelLoad out;
+    out.reason = skip_reason(fetched.code());
+    out.error = out.reason.empty() ? ModelError::kUnavailable : ModelError::kMissing;
+    out.detail = fetched.error();
+    out.message = what + ": " + out.detail;
+    return out;
+  }
+  return build_model(fetched->second, fetched->first.version(), options);
+}
+
+Result<std::uint64_t> publish_model(rpc::ModelRegistryClient& registry,
+                                    const nn::Checkpoint& weights, const std::string& network,
+                                    const std::string& producer) {
+  auto latest = registry.latest();
+  if (!latest.ok()) return fail("publish: " + latest.error());
+  const std::uint64_t version = (latest->has_value() ? (*latest)->version() : 0) + 1;
+  nn::Checkpoint versioned = weights;
+  versioned.info.version = static_cast<std::int64_t>(version);
+  const std::string blob = nn::serialize_checkpoint(versioned);
+  v1::ModelInfo info;
+  info.set_version(version);
+  info.set_step(static_cast<std::uint64_t>(weights.info.step));
+  (*info.mutable_metadata())["network"] = network;
+  (*info.mutable_metadata())["producer"] = producer;
+  (*info.mutable_metadata())["step"] = std::to_string(weights.info.step);
+  auto published = registry.publish(info, blob);
+  if (!published.ok()) return fail("publish: " + published.error());
+  return version;
+}
+
+}  // namespace chessrl::runtime
