@@ -11,8 +11,9 @@ if(CHESSRL_WERROR)
 endif()
 
 # Per-CPU tuning: the chess core leans on POPCNT, and on BMI2 (PEXT) for slider
-# attacks when the CPU has it. "native" suits a build that runs where it is
-# built; container images use x86-64-v2 (POPCNT, any x86-64 CPU since ~2009).
+# attacks when the CPU has it. The default, x86-64-v3, has both and runs on any
+# x86-64 CPU since about 2013, so the container images (x86-64-v3 too) can be
+# made of a host build; "native" suits a build that runs only where it is built.
 if(CHESSRL_ARCH)
   include(CheckCXXCompilerFlag)
   check_cxx_compiler_flag(-march=${CHESSRL_ARCH} CHESSRL_ARCH_SUPPORTED_${CHESSRL_ARCH})
@@ -50,4 +51,24 @@ function(chessrl_add_library name)
   add_library(chessrl::${name} ALIAS chessrl_${name})
   target_include_directories(chessrl_${name} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/include")
   target_link_libraries(chessrl_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE chessrl::options ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# chessrl_add_service(<name> SOURCES <src/...>... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...]
+#                     [EXE_DEPS ...]): one pattern for the four services under
+# services/<name>/. The library chessrl::<name>_service holds everything the
+# service does (the tests use it in-process); its public headers are in
+# include/chessrl/<name>_service/ and its src/ stays private. The binary
+# chessrl-<name> is main.cpp alone, which calls <name>_service::<name>_main().
+function(chessrl_add_service name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS;EXE_DEPS" ${ARGN})
+  add_library(chessrl_${name}_service STATIC ${ARG_SOURCES})
+  add_library(chessrl::${name}_service ALIAS chessrl_${name}_service)
+  target_include_directories(chessrl_${name}_service
+    PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/include"
+    PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/src")
+  target_link_libraries(chessrl_${name}_service PUBLIC ${ARG_PUBLIC_DEPS}
+                        PRIVATE chessrl::options ${ARG_PRIVATE_DEPS})
+  add_executable(chessrl-${name} main.cpp)
+  target_link_libraries(chessrl-${name} PRIVATE chessrl::options chessrl::${name}_service
+                        ${ARG_EXE_DEPS})
 endfunction()

@@ -1,5 +1,5 @@
 // A pushed game as the replay service receives it: chessrl.v1.Game bytes
-// parsed, validated (replay::validate_game, with the service's default
+// parsed, validated (record::validate_game, with the service's default
 // limits) and, when valid, pushed into a store and sampled as PushGames and
 // Sample do (the in-memory store: the Redis one needs a server). Checks: a
 // rejection names its problem; a valid game yields one training position per
@@ -14,13 +14,14 @@
 
 #include "chessrl/chess/position.h"
 #include "chessrl/replay/memory_store.h"
-#include "chessrl/replay/move_codec.h"
-#include "chessrl/replay/validation.h"
+#include "chessrl/record/move_codec.h"
+#include "chessrl/record/validation.h"
 #include "fuzz_check.h"
 
 namespace v1 = chessrl::v1;
 namespace chess = chessrl::chess;
 namespace replay = chessrl::replay;
+namespace record = chessrl::record;
 
 namespace {
 
@@ -44,17 +45,17 @@ void check_position(const v1::Game& game, const v1::MoveTarget& target, const st
   chess::Position pos = std::move(start).value();
   FUZZ_CHECK(static_cast<std::uint32_t>(tp.history_moves_size()) <= tp.ply(), where);
   for (const std::uint32_t code : tp.history_moves()) {
-    const auto move = replay::decode_move(pos, code);
+    const auto move = record::decode_move(pos, code);
     FUZZ_CHECK(move.has_value(), where + ": history move " + std::to_string(code));
     pos.make_move(*move);
   }
   // The history ends where the game played the target's move.
-  const auto played = replay::decode_move(pos, game.moves(static_cast<int>(target.ply())));
+  const auto played = record::decode_move(pos, game.moves(static_cast<int>(target.ply())));
   FUZZ_CHECK(played.has_value(), where + ": the game's move is not legal after the history");
   FUZZ_CHECK(tp.policy_moves_size() == tp.policy_probs_size(), where);
   FUZZ_CHECK(tp.policy_moves_size() == target.policy_moves_size(), where);
   for (int i = 0; i < tp.policy_moves_size(); ++i) {
-    FUZZ_CHECK(replay::decode_move(pos, tp.policy_moves(i)).has_value(), where);
+    FUZZ_CHECK(record::decode_move(pos, tp.policy_moves(i)).has_value(), where);
     const float p = tp.policy_probs(i);
     FUZZ_CHECK(p >= 0.0f && p <= 1.0f, where);
   }
@@ -65,20 +66,20 @@ void check_position(const v1::Game& game, const v1::MoveTarget& target, const st
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   v1::Game game;
   if (!game.ParseFromArray(data, static_cast<int>(size))) return 0;
-  replay::Validation validation = replay::validate_game(game);
-  if (const auto* rejection = std::get_if<replay::Rejection>(&validation)) {
+  record::Validation validation = record::validate_game(game);
+  if (const auto* rejection = std::get_if<record::Rejection>(&validation)) {
     FUZZ_CHECK(!rejection->detail.empty());
-    FUZZ_CHECK(!replay::reason_label(rejection->reason).empty());
+    FUZZ_CHECK(!record::reason_label(rejection->reason).empty());
     return 0;
   }
-  const auto& stored = std::get<replay::StoredGame>(validation);
+  const auto& stored = std::get<record::StoredGame>(validation);
   FUZZ_CHECK(stored.id == game.id());
   FUZZ_CHECK(stored.positions.size() == static_cast<std::size_t>(game.targets_size()));
   for (int i = 0; i < game.targets_size(); ++i)
     check_position(game, game.targets(i), stored.positions[static_cast<std::size_t>(i)]);
 
   replay::MemoryReplayStore store(1 << 16);
-  const replay::StoredGame games[] = {stored, stored};
+  const record::StoredGame games[] = {stored, stored};
   const auto statuses = store.push(games);
   FUZZ_CHECK(statuses.ok() && statuses->size() == 2 &&
              (*statuses)[0] == replay::PushStatus::kStored &&

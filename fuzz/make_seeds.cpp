@@ -13,9 +13,9 @@
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/nn/checkpoint.h"
-#include "chessrl/replay/move_codec.h"
-#include "chessrl/replay/synthetic_game.h"
-#include "chessrl/replay/validation.h"
+#include "chessrl/record/move_codec.h"
+#include "chessrl/harness/synthetic_game.h"
+#include "chessrl/record/validation.h"
 
 namespace fs = std::filesystem;
 using namespace chessrl;
@@ -48,18 +48,18 @@ v1::Game uci_game(const std::string& id, const std::string& fen,
     t->set_root_value(0.25f);
     t->set_root_draw(0.5f);
     t->set_visits(32);
-    t->add_policy_moves(replay::encode_move(m));
+    t->add_policy_moves(record::encode_move(m));
     chess::Move other = m;
     for (const chess::Move candidate : chess::legal_moves(pos))
       if (candidate != m) other = candidate;
     if (other != m) {
       t->add_policy_probs(0.75f);
-      t->add_policy_moves(replay::encode_move(other));
+      t->add_policy_moves(record::encode_move(other));
       t->add_policy_probs(0.25f);
     } else {
       t->add_policy_probs(1.0f);
     }
-    game.add_moves(replay::encode_move(m));
+    game.add_moves(record::encode_move(m));
     pos.make_move(m);
   }
   game.set_outcome(outcome);
@@ -68,8 +68,8 @@ v1::Game uci_game(const std::string& id, const std::string& fen,
 }
 
 void write_game(const fs::path& dir, const std::string& name, const v1::Game& game) {
-  const auto validation = replay::validate_game(game);
-  if (const auto* r = std::get_if<replay::Rejection>(&validation)) {
+  const auto validation = record::validate_game(game);
+  if (const auto* r = std::get_if<record::Rejection>(&validation)) {
     std::fprintf(stderr, "%s: rejected: %s\n", name.c_str(), r->detail.c_str());
     std::exit(1);
   }
@@ -97,16 +97,16 @@ int main(int argc, char** argv) {
   const fs::path root = argv[1];
 
   const fs::path games = root / "game";
-  replay::SyntheticGameOptions small;
+  harness::SyntheticGameOptions small;
   small.max_plies = 24;
   small.policy_moves = 3;
   small.model_version = 7;
-  write_game(games, "synthetic-24-plies", replay::make_synthetic_game(1, small));
-  replay::SyntheticGameOptions sparse;
+  write_game(games, "synthetic-24-plies", harness::make_synthetic_game(1, small));
+  harness::SyntheticGameOptions sparse;
   sparse.max_plies = 80;
   sparse.policy_moves = 2;
   sparse.target_fraction = 0.2;
-  write_game(games, "synthetic-80-plies-sparse", replay::make_synthetic_game(2, sparse));
+  write_game(games, "synthetic-80-plies-sparse", harness::make_synthetic_game(2, sparse));
   write_game(
       games, "fools-mate",
       uci_game("fools-mate", "", {"f2f3", "e7e5", "g2g4", "d8h4"}, v1::BLACK_WINS, v1::CHECKMATE));

@@ -3,8 +3,13 @@
 # chessrl-replay and chessrl, tagged NAME:VERSION and NAME:latest, with docker when
 # its engine answers (`docker info`), otherwise podman (installed through
 # scripts/install-deps.sh deps/apt-images.txt). Prints each image's size and how
-# long each build took. Compiling happens once (the shared build stage) and
-# reuses a ccache cache mount between runs. See docker/README.md.
+# long each build took. See docker/README.md.
+# The binaries are compiled once, in one of two places:
+#   prebuilt  this host's build/dev (brought up to date here, then stripped into
+#             build/images/bin), when the host is the base image's Debian release
+#             (bookworm: the same libraries) and build/dev targets x86-64-v3 (the
+#             default on a CPU that has it): the tests and the images share one build
+#   compiled  the Dockerfile's build stage (ccache in a cache mount between runs)
 # Environment:
 #   IMAGES      targets to build (default "chessrl-replay chessrl"; "chessrl-cuda"
 #               builds docker/Dockerfile.cuda, which needs a CUDA-capable builder)
@@ -12,6 +17,8 @@
 #   VERSION     image version and tag (default: the project version in CMakeLists.txt)
 #   BASE_IMAGE  base of the CPU images (default debian:bookworm-slim; made locally
 #               with debootstrap by scripts/debian-base.sh when it cannot be pulled)
+#   IMAGES_BINARIES  prebuilt, compiled or auto (the default: prebuilt when possible)
+#   ARCH        -march of a compiled build (default x86-64-v3; x86-64-v2 for older CPUs)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
@@ -63,6 +70,35 @@ if ! "$engine" image inspect "$base" >/dev/null 2>&1; then
 fi
 
 mkdir -p build/images
+
+# Where the binaries come from.
+binaries=${IMAGES_BINARIES:-auto}
+arch=${ARCH:-x86-64-v3}
+host_release=$(. /etc/os-release 2>/dev/null && echo "${ID:-}-${VERSION_CODENAME:-}")
+dev_arch=$(sed -n 's/^CHESSRL_ARCH:STRING=//p' build/dev/CMakeCache.txt 2>/dev/null || true)
+if [ "$binaries" = auto ]; then
+  binaries=compiled
+  if [ "$base" = debian:bookworm-slim ] && [ "$host_release" = debian-bookworm ] &&
+     [ "$dev_arch" = "$arch" ] && [[ "$images" != *chessrl-cuda* ]]; then
+    binaries=prebuilt
+  fi
+fi
+rm -rf build/images/bin
+case "$binaries" in
+  prebuilt)
+    echo "images: binaries from build/dev ($host_release, -march=$dev_arch), brought up to date"
+    cmake --build --preset dev --target chessrl chessrl-selfplay chessrl-trainer \
+      chessrl-evaluator chessrl-replay
+    mkdir -p build/images/bin
+    install -m 0755 -s build/dev/tools/chessrl/chessrl \
+      build/dev/services/selfplay/chessrl-selfplay build/dev/services/trainer/chessrl-trainer \
+      build/dev/services/evaluator/chessrl-evaluator build/dev/services/replay/chessrl-replay \
+      build/images/bin/ ;;
+  compiled)
+    echo "images: binaries compiled in the image's build stage (-march=$arch)" ;;
+  *) echo "images: IMAGES_BINARIES=$binaries is not prebuilt, compiled or auto" >&2; exit 2 ;;
+esac
+build_args+=(--build-arg "BINARIES=$binaries" --build-arg "ARCH=$arch")
 empty=$(mktemp -d)   # the build context of the relabelling step
 trap 'rmdir "$empty"' EXIT
 summary=()

@@ -123,7 +123,7 @@ std::vector<train::Example> self_play(const nn::Checkpoint& checkpoint, int gene
   std::vector<train::Example> examples;
   selfplay::GameStats stats;
   std::string error;
-  runner.run([&](selfplay::GameRecord&& record) {
+  runner.run([&](record::GameRecord&& record) {
     std::lock_guard lock(mutex);
     auto more = train::examples_from_record(record);
     if (!more) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "chessrl/replay/redis_store.h"
 #include "redis_test_util.h"
 
@@ -19,14 +19,14 @@ namespace {
 using namespace chessrl::replay::redis_test;
 
 // The number of keys matching `pattern` (KEYS, fine for a test's few keys).
-int count_keys(const RedisServer& server, const std::string& pattern) {
+int count_keys(const harness::RedisServer& server, const std::string& pattern) {
   return std::stoi(server.cli({"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", pattern}));
 }
 
 // Redis's EXEC does not roll back: when one game's script fails, the games
 // before and after it are stored, and the result says so per game.
 TEST(RedisStorePush, ABatchThatFailsPartwayReportsEachGame) {
-  auto server = RedisServer::start();
+  auto server = harness::RedisServer::start();
   RedisReplayStore store(options_for(*server));
   ASSERT_TRUE(store.ping().ok());
   // Make the script fail for one game only: the default user may no longer
@@ -56,7 +56,7 @@ TEST(RedisStorePush, ABatchThatFailsPartwayReportsEachGame) {
 
 // A SIGKILL of Redis the moment a push is acknowledged: after a restart on
 // the same directory every acknowledged game is there. `always` is what the
-// project runs (RedisServer, chessrl local, the chart). `everysec` survives
+// project runs (harness::RedisServer, chessrl local, the chart). `everysec` survives
 // this too on a healthy disk (Redis write()s the AOF before it replies; the
 // kernel keeps the data when the process dies), so it is not a case here:
 // it loses acknowledged games on a node crash, or a kill while a slow fsync
@@ -64,9 +64,9 @@ TEST(RedisStorePush, ABatchThatFailsPartwayReportsEachGame) {
 class KillAfterAck : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(KillAfterAck, NoAcknowledgedGameIsLost) {
-  RedisServer::Options server_options;
+  harness::RedisServer::Options server_options;
   server_options.appendfsync = GetParam();
-  auto server = RedisServer::start(server_options);
+  auto server = harness::RedisServer::start(server_options);
   ASSERT_EQ(server->cli({"CONFIG", "GET", "appendfsync"}), std::string("appendfsync\n") + GetParam());
   RedisReplayStore store(options_for(*server));
   std::set<std::string> acknowledged;
@@ -107,7 +107,7 @@ INSTANTIATE_TEST_SUITE_P(ProjectSettings, KillAfterAck, ::testing::Values("alway
 // the games in the window, however many games went through. A game in the
 // window, or evicted lately, is still a duplicate.
 TEST(RedisStoreWindow, DedupMarkersAreBoundedByTheWindow) {
-  auto server = RedisServer::start();
+  auto server = harness::RedisServer::start();
   RedisOptions options = options_for(*server);
   options.window_positions = 10;  // five games of 2 positions
   RedisReplayStore store(options);
@@ -127,7 +127,7 @@ TEST(RedisStoreWindow, DedupMarkersAreBoundedByTheWindow) {
 // message naming the policy. noeviction and volatile-* are fine (no window key
 // has a TTL).
 TEST(RedisStorePolicy, RefusesAPolicyThatCanEvictTheWindow) {
-  auto server = RedisServer::start();
+  auto server = harness::RedisServer::start();
   ASSERT_EQ(server->cli({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}), "OK");
   RedisReplayStore store(options_for(*server));
   auto pong = store.ping();
@@ -152,9 +152,9 @@ TEST(RedisStorePolicy, RefusesAPolicyThatCanEvictTheWindow) {
 // A Redis whose CONFIG command is renamed away: the policy cannot be read,
 // which is not a reason to stop (a warning on stderr).
 TEST(RedisStorePolicy, WorksWhenConfigIsDisabled) {
-  RedisServer::Options server_options;
+  harness::RedisServer::Options server_options;
   server_options.extra_config = {"rename-command CONFIG \"\""};
-  auto server = RedisServer::start(server_options);
+  auto server = harness::RedisServer::start(server_options);
   RedisReplayStore store(options_for(*server));
   auto pong = store.ping();
   EXPECT_TRUE(pong.ok()) << pong.error();
@@ -164,7 +164,7 @@ TEST(RedisStorePolicy, WorksWhenConfigIsDisabled) {
 // The registry keeps the newest `keep` versions and the best; the others go,
 // chunks and all, and read as absent.
 TEST(RedisRegistry, PruneKeepsTheNewestVersionsAndTheBest) {
-  auto server = RedisServer::start();
+  auto server = harness::RedisServer::start();
   RedisReplayStore store(options_for(*server));
   std::vector<std::string> blobs;
   for (std::uint64_t v = 1; v <= 6; ++v) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "chessrl/replay/redis_store.h"
 #include "redis_test_util.h"
 
@@ -25,9 +25,9 @@ std::uint64_t used_memory(RedisReplayStore& store) {
 }
 
 TEST(RedisStoreMemory, UsedMemoryStaysFlatOverALongIngest) {
-  RedisServer::Options server_options;
+  harness::RedisServer::Options server_options;
   server_options.appendonly = false;  // memory does not depend on it; the test runs faster
-  auto server = RedisServer::start(server_options);
+  auto server = harness::RedisServer::start(server_options);
   constexpr int kPositionsPerGame = 10;
   constexpr int kWindowGames = 500;
   constexpr int kWindows = 100;

@@ -1,10 +1,10 @@
-// RedisServer (libs/replay), the tests' own redis-server: redis-server cannot
-// listen on port 0 and say which port it got, so RedisServer picks a number
+// harness::RedisServer (libs/replay), the tests' own redis-server: redis-server cannot
+// listen on port 0 and say which port it got, so harness::RedisServer picks a number
 // (bound and released) that another process may take before
 // redis-server binds it. Then redis-server exits "Address already in use" and
-// RedisServer starts it again on another port, up to 5 attempts; a failure of
+// harness::RedisServer starts it again on another port, up to 5 attempts; a failure of
 // another kind is not retried.
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 
 #include <gtest/gtest.h>
 
@@ -19,8 +19,8 @@ namespace {
 
 using chessrl::testing::RefusingPort;
 
-RedisServer::Options quick_options() {
-  RedisServer::Options options;
+harness::RedisServer::Options quick_options() {
+  harness::RedisServer::Options options;
   options.appendonly = false;
   return options;
 }
@@ -28,12 +28,12 @@ RedisServer::Options quick_options() {
 TEST(RedisServer, StartsAgainOnAnotherPortWhenItsPortIsTaken) {
   const RefusingPort taken;  // as if another process had bound the number first
   std::vector<int> picked;
-  RedisServer::Options options = quick_options();
+  harness::RedisServer::Options options = quick_options();
   options.pick_port = [&] {
-    picked.push_back(picked.empty() ? taken.port() : 0);  // 0: RedisServer picks one
+    picked.push_back(picked.empty() ? taken.port() : 0);  // 0: harness::RedisServer picks one
     return picked.back();
   };
-  auto server = RedisServer::start(options);
+  auto server = harness::RedisServer::start(options);
   ASSERT_EQ(picked.size(), 2u) << "the taken port, then another";
   EXPECT_NE(server->port(), taken.port());
   EXPECT_GT(server->port(), 0);
@@ -43,13 +43,13 @@ TEST(RedisServer, StartsAgainOnAnotherPortWhenItsPortIsTaken) {
 TEST(RedisServer, GivesUpAfterFiveTakenPortsNamingTheProblem) {
   const RefusingPort taken;
   int attempts = 0;
-  RedisServer::Options options = quick_options();
+  harness::RedisServer::Options options = quick_options();
   options.pick_port = [&] {
     ++attempts;
     return taken.port();
   };
   try {
-    RedisServer::start(options);
+    harness::RedisServer::start(options);
     FAIL() << "started on a taken port";
   } catch (const Error& e) {
     const std::string what = e.what();
@@ -63,13 +63,13 @@ TEST(RedisServer, GivesUpAfterFiveTakenPortsNamingTheProblem) {
 
 TEST(RedisServer, AnotherFailureIsNotRetried) {
   int attempts = 0;
-  RedisServer::Options options = quick_options();
+  harness::RedisServer::Options options = quick_options();
   options.extra_config = {"no-such-directive yes"};  // redis-server exits at start
   options.pick_port = [&] {
     ++attempts;
     return 0;
   };
-  EXPECT_THROW(RedisServer::start(options), Error);
+  EXPECT_THROW(harness::RedisServer::start(options), Error);
   EXPECT_EQ(attempts, 1);
 }
 

@@ -20,22 +20,22 @@
 #include <vector>
 
 #include "../support/refusing_port.h"
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "redis_test_util.h"
 
 namespace chessrl::replay {
 namespace {
 
 using namespace std::chrono_literals;
-using chessrl::replay::RedisServer;
+using chessrl::harness::RedisServer;
 using Clock = std::chrono::steady_clock;
 
 using namespace chessrl::replay::redis_test;
 
 class RedisStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override { server_ = RedisServer::start(); }
-  std::unique_ptr<RedisServer> server_;
+  void SetUp() override { server_ = harness::RedisServer::start(); }
+  std::unique_ptr<harness::RedisServer> server_;
 };
 
 TEST_F(RedisStoreTest, PingAnswers) {
@@ -60,9 +60,9 @@ TEST_F(RedisStoreTest, ServerInfoReportsMemoryAndPersistence) {
   EXPECT_GT(i.changes_since_save, 0u);  // the push; the test server never snapshots
   EXPECT_GT(i.last_save_unix, 1'600'000'000);
 
-  RedisServer::Options no_aof;
+  harness::RedisServer::Options no_aof;
   no_aof.appendonly = false;
-  auto plain = RedisServer::start(no_aof);
+  auto plain = harness::RedisServer::start(no_aof);
   RedisReplayStore plain_store(options_for(*plain));
   auto plain_info = plain_store.server_info();
   ASSERT_TRUE(plain_info.ok()) << plain_info.error();
@@ -262,10 +262,10 @@ TEST_F(RedisStoreTest, WrongPasswordIsAnAuthError) {
 // and neither redis-server's command line nor redis-cli's holds it: a password
 // with quotes, a backslash and a space (redis.conf quoting) still works.
 TEST(RedisServerHelper, KeepsThePasswordOffCommandLines) {
-  RedisServer::Options options;
+  harness::RedisServer::Options options;
   options.password = "helper \"q\" \\ " + std::to_string(::getpid()) + "-" +
                      std::to_string(Clock::now().time_since_epoch().count());
-  auto server = RedisServer::start(options);
+  auto server = harness::RedisServer::start(options);
   struct stat st {};
   ASSERT_EQ(::stat(server->dir().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);

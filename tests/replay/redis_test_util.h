@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "chessrl/replay/redis_store.h"
 
 namespace chessrl::replay {
@@ -33,7 +33,7 @@ namespace chessrl::replay::redis_test {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-inline RedisOptions options_for(const RedisServer& server) {
+inline RedisOptions options_for(const harness::RedisServer& server) {
   RedisOptions options;
   options.port = server.port();
   options.password = server.password();

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "chessrl/replay/memory_store.h"
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "chessrl/replay/redis_store.h"
 
 namespace chessrl::replay {
@@ -91,7 +91,7 @@ TEST(SamplingUniformityTest, TheMemoryStoreSamplesALargeWindowUniformly) {
 }
 
 TEST(SamplingUniformityTest, TheRedisStoreSamplesALargeWindowUniformly) {
-  auto server = RedisServer::start();
+  auto server = harness::RedisServer::start();
   RedisOptions options;
   options.port = server->port();
   options.password = server->password();

@@ -33,7 +33,7 @@ GameRunnerOptions small_run(std::uint64_t games, int concurrent, int threads) {
 }
 
 struct PlayedGames {
-  std::map<std::uint64_t, GameRecord> games;  // by index
+  std::map<std::uint64_t, record::GameRecord> games;  // by index
   RunnerStats stats;
 };
 
@@ -42,7 +42,7 @@ PlayedGames play(const GameRunnerOptions& options, std::shared_ptr<nn::Inference
                                {.max_batch = 64, .batch_timeout = std::chrono::microseconds(100)});
   GameRunner runner(evaluator, options);
   PlayedGames run;
-  runner.run([&](GameRecord&& r) { run.games.emplace(r.index, std::move(r)); });
+  runner.run([&](record::GameRecord&& r) { run.games.emplace(r.index, std::move(r)); });
   run.stats = runner.stats();
   return run;
 }
@@ -157,21 +157,21 @@ TEST(GameRunner, RecordsAreConsistentAndRoundTrip) {
     if (g.result.reason == Termination::kMoveLimit) {
       EXPECT_EQ(g.moves.size(), 200u);
     }
-    for (const MoveTarget& t : g.targets) {
+    for (const record::MoveTarget& t : g.targets) {
       double sum = 0;
-      for (const PolicyEntry& e : t.policy) sum += e.probability;
+      for (const record::PolicyEntry& e : t.policy) sum += e.probability;
       EXPECT_NEAR(sum, 1.0, 1e-4);
       EXPECT_GE(t.visits, 32u);
     }
     recorded += g.targets.size();
     // JSON and back.
-    auto parsed = parse_record(to_json(g));
+    auto parsed = record::parse_record(to_json(g));
     ASSERT_TRUE(parsed) << parsed.error();
     EXPECT_EQ(parsed->moves, g.moves);
     EXPECT_EQ(parsed->result, g.result);
     EXPECT_EQ(parsed->targets.size(), g.targets.size());
     // PGN and back.
-    auto text = chess::write_pgn(to_pgn(g));
+    auto text = chess::write_pgn(record::to_pgn(g));
     ASSERT_TRUE(text) << text.error();
     auto game = chess::read_pgn(*text);
     ASSERT_TRUE(game) << game.error();
@@ -343,10 +343,10 @@ TEST(GameRunner, GumbelRecordsAPolicyOverEveryLegalMove) {
     std::size_t next = 0;
     for (std::size_t ply = 0; ply <= g.moves.size(); ++ply) {
       if (next < g.targets.size() && g.targets[next].ply == int(ply)) {
-        const MoveTarget& t = g.targets[next++];
+        const record::MoveTarget& t = g.targets[next++];
         EXPECT_EQ(t.policy.size(), chess::legal_moves(pos).size());
         double sum = 0;
-        for (const PolicyEntry& e : t.policy) sum += e.probability;
+        for (const record::PolicyEntry& e : t.policy) sum += e.probability;
         EXPECT_NEAR(sum, 1.0, 1e-4);
         ++targets;
       }
@@ -375,7 +375,7 @@ TEST(GameRunner, DrainFinishesGamesInProgressAndStartsNone) {
     while (runner.stats().games < 3) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     drain = true;
   });
-  runner.run([&](GameRecord&& r) { indices.push_back(r.index); }, nullptr, &drain);
+  runner.run([&](record::GameRecord&& r) { indices.push_back(r.index); }, nullptr, &drain);
   drainer.join();
   std::sort(indices.begin(), indices.end());
   // Every index handed out was finished: 0..n-1 with no gap.
@@ -383,14 +383,14 @@ TEST(GameRunner, DrainFinishesGamesInProgressAndStartsNone) {
   for (std::size_t i = 0; i < indices.size(); ++i) EXPECT_EQ(indices[i], i);
   EXPECT_EQ(runner.stats().games, indices.size());
   // While draining, a run starts nothing and returns at once.
-  runner.run([&](GameRecord&&) { ADD_FAILURE() << "a game started while draining"; }, nullptr,
+  runner.run([&](record::GameRecord&&) { ADD_FAILURE() << "a game started while draining"; }, nullptr,
              &drain);
   drain = false;
   auto more = small_run(0, 4, 2);
   std::atomic<bool> stop{false};
   std::uint64_t first_new = ~0ull;
   runner.run(
-      [&](GameRecord&& r) {
+      [&](record::GameRecord&& r) {
         first_new = std::min(first_new, r.index);
         stop = true;
       },

@@ -14,17 +14,17 @@ using chess::testing::uci_moves;
 
 // Fool's mate, Black wins; targets at ply 0 (White to move, value +0.5, two
 // moves at 1/2) and ply 3 (Black to move, value +1, one move).
-GameRecord fools_mate(const std::string& start_fen = chess::Position().fen()) {
-  GameRecord r;
+record::GameRecord fools_mate(const std::string& start_fen = chess::Position().fen()) {
+  record::GameRecord r;
   r.id = "test-0";
   r.start_fen = start_fen;
   r.moves = uci_moves("", "f2f3 e7e5 g2g4 d8h4");
   r.result = {chess::Outcome::kBlackWins, chess::Termination::kCheckmate};
-  MoveTarget t0;
+  record::MoveTarget t0;
   t0.ply = 0;
   t0.root_value = 0.5f;
   t0.policy = {{r.moves[0], 0.5f}, {uci_moves("", "e2e4")[0], 0.5f}};
-  MoveTarget t3;
+  record::MoveTarget t3;
   t3.ply = 3;
   t3.root_value = 1.0f;
   t3.policy = {{r.moves[3], 1.0f}};
@@ -32,13 +32,13 @@ GameRecord fools_mate(const std::string& start_fen = chess::Position().fen()) {
   return r;
 }
 
-GameRecord drawn(int plies) {
-  GameRecord r;
+record::GameRecord drawn(int plies) {
+  record::GameRecord r;
   r.id = "test-1";
   r.moves = uci_moves("", "g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1 f6g8");
   r.moves.resize(std::size_t(plies));
   r.result = {chess::Outcome::kDraw, chess::Termination::kThreefoldRepetition};
-  MoveTarget t;
+  record::MoveTarget t;
   t.ply = 1;
   t.root_value = -0.2f;
   t.policy = {{r.moves[1], 1.0f}};
@@ -67,7 +67,7 @@ TEST(GameStats, CountsGamesAndScoresTargetsFromTheMoversSide) {
 TEST(GameStats, StartPositionWithBlackToMoveFlipsTheSides) {
   // The same targets from a start where Black moves first: ply 0 is Black's.
   GameStats s;
-  GameRecord r = fools_mate();
+  record::GameRecord r = fools_mate();
   r.start_fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1";
   r.moves.clear();  // the stats do not replay moves; only the start's side matters
   ASSERT_TRUE(s.add(r));

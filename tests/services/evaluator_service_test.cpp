@@ -22,7 +22,7 @@
 #include "evaluator_state.h"
 #include "registry_health.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 namespace {
 
 namespace fs = std::filesystem;
@@ -373,4 +373,4 @@ TEST(EvaluatorMetricsTest, AMatchSetsEloScoreGamesAndForfeitsBySide) {
 }
 
 }  // namespace
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

@@ -37,15 +37,15 @@
 #include "chessrl/chess/pgn.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
-#include "chessrl/nn/torch_network.h"
+#include "chessrl/nn/torch_backend.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/rpc/clients.h"
 #include "child_process.h"
 #include "hanging_registry.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "service_test_util.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 namespace {
 
 namespace fs = std::filesystem;
@@ -70,10 +70,9 @@ std::vector<Json> json_lines(const std::string& path) {
 std::string tiny_model(std::uint64_t seed) {
   auto config = nn::parse_network_name("1x8");
   EXPECT_TRUE(config.ok());
-  nn::Network network = nn::make_network(*config, seed);
   nn::ModelInfo info;
   info.step = static_cast<std::int64_t>(seed) * 100;
-  return nn::serialize_checkpoint(nn::to_checkpoint(network, info));
+  return nn::serialize_checkpoint(nn::fresh_checkpoint(*config, seed, info));
 }
 
 // Small everything: a few seconds per evaluation on one core.
@@ -559,4 +558,4 @@ TEST_F(EvaluatorTest, BinaryStopsWithinTwentySecondsWhileARegistryCallHangs) {
 }
 
 }  // namespace
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

@@ -102,7 +102,7 @@ TEST_F(ModelRefusalTest, TheEvaluatorSkipsABombCountsItAndEvaluatesTheNextGoodVe
   const char* made = ::mkdtemp(pattern);
   ASSERT_NE(made, nullptr);
   const std::string dir = made;
-  evaluator::EvaluatorOptions options;
+  evaluator_service::EvaluatorOptions options;
   options.registry = "127.0.0.1:" + std::to_string(port());
   options.metrics_listen = "off";
   options.visits = 8;
@@ -113,10 +113,10 @@ TEST_F(ModelRefusalTest, TheEvaluatorSkipsABombCountsItAndEvaluatesTheNextGoodVe
   options.gauntlet_every = 0;  // no matches: the first good version is promoted alone
   options.state_dir = dir + "/state";
   metrics::Registry metrics;
-  auto made_evaluator = evaluator::Evaluator::create(
+  auto made_evaluator = evaluator_service::Evaluator::create(
       options, metrics, [this](const std::string& line) { log(line); });
   ASSERT_TRUE(made_evaluator.ok()) << made_evaluator.error();
-  evaluator::Evaluator& evaluator = **made_evaluator;
+  evaluator_service::Evaluator& evaluator = **made_evaluator;
 
   std::atomic<bool> stop{false};
   Result<void> ran;
@@ -153,7 +153,7 @@ TEST_F(ModelRefusalTest, TheEvaluatorSkipsABombCountsItAndEvaluatesTheNextGoodVe
 
   // A restart on the same state does not fetch the bomb again.
   metrics::Registry metrics2;
-  auto restarted = evaluator::Evaluator::create(options, metrics2, [](const std::string&) {});
+  auto restarted = evaluator_service::Evaluator::create(options, metrics2, [](const std::string&) {});
   ASSERT_TRUE(restarted.ok()) << restarted.error();
   EXPECT_EQ((*restarted)->last_evaluated(), 2u);
   std::error_code ignored;

@@ -17,20 +17,19 @@
 
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
-#include "chessrl/nn/torch_network.h"
+#include "chessrl/nn/torch_backend.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/rpc/clients.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "service_test_util.h"
 
 namespace chessrl::testing {
 
 // A 1x8 network of random weights as checkpoint bytes, naming `version`.
 inline std::string tiny_model(std::uint64_t version) {
-  nn::Network network = nn::make_network({1, 8}, version);
   nn::ModelInfo info;
   info.version = static_cast<std::int64_t>(version);
-  return nn::serialize_checkpoint(nn::to_checkpoint(network, info));
+  return nn::serialize_checkpoint(nn::fresh_checkpoint({1, 8}, version, info));
 }
 
 // Polls `condition` every 20 ms; false if it is still false after `timeout`.

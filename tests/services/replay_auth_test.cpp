@@ -16,7 +16,7 @@
 #include "chessrl/rpc/auth.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/rpc/security_flags.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "service_test_util.h"
 
 namespace chessrl::replay_service {

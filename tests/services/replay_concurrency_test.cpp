@@ -28,8 +28,8 @@
 
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
-#include "chessrl/replay/synthetic_game.h"
-#include "replay_service.h"
+#include "chessrl/harness/synthetic_game.h"
+#include "chessrl/replay_service/replay_service.h"
 
 namespace chessrl::replay_service {
 namespace {
@@ -38,9 +38,9 @@ using ::testing::_;
 using ::testing::Invoke;
 
 v1::Game game(const std::string& id_prefix, std::uint64_t seed) {
-  replay::SyntheticGameOptions options;
+  harness::SyntheticGameOptions options;
   options.max_plies = 24;
-  return replay::make_synthetic_game(seed, options, id_prefix);
+  return harness::make_synthetic_game(seed, options, id_prefix);
 }
 
 TEST(ReplayConcurrencyTest, PushersAndSamplersAtOnceStoreEveryIdOnce) {

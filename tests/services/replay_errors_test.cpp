@@ -18,7 +18,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/rpc/clients.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "service_test_util.h"
 
 namespace chessrl::replay_service {

@@ -24,23 +24,23 @@
 
 #include "chessrl/core/files.h"
 #include "chessrl/metrics/registry.h"
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "chessrl/replay/redis_store.h"
 #include "../support/logged_port.h"
 #include "chessrl/rpc/clients.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "service_test_util.h"
 
 namespace chessrl::replay_service {
 namespace {
 
-using replay::RedisServer;
+using harness::RedisServer;
 using testing::batch;
 
 class ReplayRedisTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    redis_ = RedisServer::start();
+    redis_ = harness::RedisServer::start();
     start_service(2000);
   }
 
@@ -62,7 +62,7 @@ class ReplayRedisTest : public ::testing::Test {
 
   long long dbsize() const { return std::atoll(redis_->cli({"DBSIZE"}).c_str()); }
 
-  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<harness::RedisServer> redis_;
   std::unique_ptr<replay::RedisReplayStore> store_;
   metrics::Registry registry_;
   std::unique_ptr<ReplayServer> server_;
@@ -438,11 +438,11 @@ class CmdlineWatch {
 
 TEST_F(ReplayRedisTest, BinaryReadsThePasswordFromAFileAndNoCommandLineHoldsIt) {
   // A Redis of its own with a password nothing else uses, so a hit is ours.
-  replay::RedisServer::Options redis_options;
+  harness::RedisServer::Options redis_options;
   redis_options.password = "scan-" + std::to_string(::getpid()) + "-" +
                            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   CmdlineWatch watch(redis_options.password);
-  auto redis = RedisServer::start(redis_options);
+  auto redis = harness::RedisServer::start(redis_options);
   const std::string password_file = redis->dir() + "/password";
   ASSERT_TRUE(write_private_file(password_file, redis_options.password + "\n").ok());
   const std::string log = redis->dir() + "/replay.log";

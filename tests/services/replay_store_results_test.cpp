@@ -12,7 +12,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/rpc/clients.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "service_test_util.h"
 
 namespace chessrl::replay_service {
@@ -22,8 +22,8 @@ namespace {
 // answers when one script of a MULTI/EXEC fails and the others do not.
 class PartlyFailingStore final : public replay::ReplayStore {
  public:
-  Result<std::vector<replay::PushResult>> push(std::span<const replay::StoredGame> games) override {
-    std::vector<replay::StoredGame> taken;
+  Result<std::vector<replay::PushResult>> push(std::span<const record::StoredGame> games) override {
+    std::vector<record::StoredGame> taken;
     for (const auto& game : games) {
       if (game.id.find("fail") == std::string::npos) taken.push_back(game);
     }

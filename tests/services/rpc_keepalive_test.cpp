@@ -29,7 +29,7 @@
 #include "chessrl/rpc/clients.h"
 #include "chessrl/v1/models.grpc.pb.h"
 #include "../support/refusing_port.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "service_test_util.h"
 
 namespace chessrl::replay_service {

@@ -16,11 +16,11 @@
 #include "chessrl/nn/backend.h"
 #include "chessrl/nn/batch_evaluator.h"
 #include "chessrl/nn/checkpoint.h"
-#include "chessrl/nn/torch_network.h"
-#include "chessrl/replay/move_codec.h"
-#include "chessrl/replay/validation.h"
+#include "chessrl/nn/torch_backend.h"
+#include "chessrl/record/move_codec.h"
+#include "chessrl/record/validation.h"
 #include "chessrl/selfplay/game_runner.h"
-#include "game_conversion.h"
+#include "chessrl/record/game_conversion.h"
 #include "replica.h"
 
 namespace chessrl::selfplay_service {
@@ -28,7 +28,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::vector<selfplay::GameRecord> play(
+std::vector<record::GameRecord> play(
     std::uint64_t seed, int games, const std::string& fen = "",
     nn::FakeBackend::Mode mode = nn::FakeBackend::Mode::kRandom) {
   selfplay::GameRunnerOptions o;
@@ -43,18 +43,18 @@ std::vector<selfplay::GameRecord> play(
   nn::BatchEvaluator evaluator(std::make_shared<nn::FakeBackend>(mode, 7),
                                {.max_batch = 64, .batch_timeout = 100us});
   selfplay::GameRunner runner(evaluator, o);
-  std::vector<selfplay::GameRecord> records;
-  runner.run([&](selfplay::GameRecord&& r) { records.push_back(std::move(r)); });
+  std::vector<record::GameRecord> records;
+  runner.run([&](record::GameRecord&& r) { records.push_back(std::move(r)); });
   return records;
 }
 
-void expect_valid(const selfplay::GameRecord& record, const v1::Game& game) {
-  const replay::Validation checked = replay::validate_game(game);
-  if (const auto* rejection = std::get_if<replay::Rejection>(&checked)) {
-    FAIL() << record.id << ": " << replay::reason_label(rejection->reason) << ": "
+void expect_valid(const record::GameRecord& record, const v1::Game& game) {
+  const record::Validation checked = record::validate_game(game);
+  if (const auto* rejection = std::get_if<record::Rejection>(&checked)) {
+    FAIL() << record.id << ": " << record::reason_label(rejection->reason) << ": "
            << rejection->detail;
   }
-  const auto& stored = std::get<replay::StoredGame>(checked);
+  const auto& stored = std::get<record::StoredGame>(checked);
   EXPECT_EQ(stored.id, record.id);
   EXPECT_EQ(stored.positions.size(), record.targets.size());
 }
@@ -78,7 +78,7 @@ TEST(GameConversion, RunnerGamesPassTheReplayValidator) {
     // Every packed move decodes back to the move played.
     auto pos = chess::Position::from_fen(chess::kStartFen).value_or_throw();
     for (int i = 0; i < game.moves_size(); ++i) {
-      const auto decoded = replay::decode_move(pos, game.moves(i));
+      const auto decoded = record::decode_move(pos, game.moves(i));
       ASSERT_TRUE(decoded.has_value()) << record.id << " ply " << i;
       EXPECT_EQ(*decoded, record.moves[std::size_t(i)]);
       pos.make_move(*decoded);
@@ -134,7 +134,7 @@ TEST(ReplicaSeed, TwoReplicasPlayDifferentGamesWithDifferentIds) {
     for (const auto& r : *run) {
       ids.insert(r.id);
       std::string moves;
-      for (const chess::Move m : r.moves) moves += std::to_string(replay::encode_move(m)) + " ";
+      for (const chess::Move m : r.moves) moves += std::to_string(record::encode_move(m)) + " ";
       games.insert(moves);
     }
   }

@@ -34,13 +34,13 @@
 #include "../support/refusing_port.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
-#include "chessrl/nn/torch_network.h"
+#include "chessrl/nn/torch_backend.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/selfplay/version_stats.h"
 #include "chessrl/v1/game.pb.h"
 #include "child_process.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "service_test_util.h"
 
 namespace chessrl::selfplay_service {
@@ -66,7 +66,7 @@ double metric(const std::string& page, const std::string& name) {
 class RecordingStore final : public replay::ReplayStore {
  public:
   RecordingStore() : inner_(1u << 22) {}
-  Result<std::vector<replay::PushResult>> push(std::span<const replay::StoredGame> games) override {
+  Result<std::vector<replay::PushResult>> push(std::span<const record::StoredGame> games) override {
     auto statuses = inner_.push(games);
     if (!statuses.ok()) return statuses;
     std::lock_guard lock(mutex_);
@@ -152,10 +152,11 @@ class SelfplayBinaryTest : public ::testing::Test {
 
   // Publishes a fresh 1x8 network as `version`.
   void publish(int port, std::uint64_t version) {
-    nn::Network network = nn::make_network(nn::parse_network_name("1x8").value_or_throw(), version);
     nn::ModelInfo info;
     info.version = static_cast<std::int64_t>(version);
-    publish_blob(port, version, nn::serialize_checkpoint(nn::to_checkpoint(network, info)));
+    publish_blob(port, version,
+                 nn::serialize_checkpoint(nn::fresh_checkpoint(
+                     nn::parse_network_name("1x8").value_or_throw(), version, info)));
   }
   void publish_blob(int port, std::uint64_t version, const std::string& blob) {
     rpc::ModelRegistryClient client(testing::single_try_client(port));

@@ -12,12 +12,12 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "chessrl/replay/synthetic_game.h"
+#include "chessrl/harness/synthetic_game.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/v1/game.pb.h"
 #include "chessrl/v1/replay.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 
 namespace chessrl::testing {
 
@@ -40,9 +40,9 @@ inline rpc::ClientOptions single_try_client(int port) {
 }
 
 inline v1::Game game(std::uint64_t seed, int plies = 40, const std::string& prefix = "g-") {
-  replay::SyntheticGameOptions options;
+  harness::SyntheticGameOptions options;
   options.max_plies = plies;
-  return replay::make_synthetic_game(seed, options, prefix);
+  return harness::make_synthetic_game(seed, options, prefix);
 }
 
 inline v1::PushGamesRequest batch(std::uint64_t first_seed, int n, int plies = 40,

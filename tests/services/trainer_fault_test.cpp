@@ -13,7 +13,7 @@
 #include "hanging_registry.h"
 #include "trainer_test_util.h"
 
-namespace chessrl::trainer {
+namespace chessrl::trainer_service {
 namespace {
 
 TEST_F(TrainerBinaryTest, TwoRanksKeepTrainingWhileTheRegistryNeverAnswers) {
@@ -130,7 +130,7 @@ std::size_t wait_for_log(Child& child, const std::string& text, std::size_t from
 }
 
 TEST_F(TrainerBinaryTest, RedisFlushedUnderARunningTrainerWaitsForNewDataAndContinues) {
-  auto redis = replay::RedisServer::start();
+  auto redis = harness::RedisServer::start();
   replay::RedisOptions options;
   options.port = redis->port();
   options.password = redis->password();
@@ -185,4 +185,4 @@ TEST_F(TrainerBinaryTest, CosineWithoutALengthIsRefusedAndTheSummaryIsJson) {
 }
 
 }  // namespace
-}  // namespace chessrl::trainer
+}  // namespace chessrl::trainer_service

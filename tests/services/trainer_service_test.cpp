@@ -13,15 +13,15 @@
 #include "chessrl/chess/position.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
-#include "chessrl/replay/move_codec.h"
+#include "chessrl/record/move_codec.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/train/example.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "replay_source.h"
 #include "service_test_util.h"
 #include "trainer_metrics.h"
 
-namespace chessrl::trainer {
+namespace chessrl::trainer_service {
 namespace {
 
 // 1. e4 e5, then a policy over Nf3 / Nc3 for White.
@@ -33,11 +33,11 @@ v1::TrainingPosition hand_made_position() {
   auto pos = chess::Position::from_fen(chess::kStartFen).value_or_throw();
   for (const char* uci : {"e2e4", "e7e5"}) {
     const chess::Move m = chess::parse_uci(pos, uci).value_or_throw();
-    p.add_history_moves(replay::encode_move(m));
+    p.add_history_moves(record::encode_move(m));
     pos.make_move(m);
   }
   for (const char* uci : {"g1f3", "b1c3"}) {
-    p.add_policy_moves(replay::encode_move(chess::parse_uci(pos, uci).value_or_throw()));
+    p.add_policy_moves(record::encode_move(chess::parse_uci(pos, uci).value_or_throw()));
   }
   p.add_policy_probs(0.75f);
   p.add_policy_probs(0.25f);
@@ -234,4 +234,4 @@ TEST(TrainerMetrics, StepsPausesAndPublishesUpdateTheSeries) {
 }
 
 }  // namespace
-}  // namespace chessrl::trainer
+}  // namespace chessrl::trainer_service

@@ -15,7 +15,7 @@
 
 #include "trainer_test_util.h"
 
-namespace chessrl::trainer {
+namespace chessrl::trainer_service {
 namespace {
 
 std::vector<float> floats(const nn::NamedTensor& t) {
@@ -322,4 +322,4 @@ TEST_F(TrainerBinaryTest, BadOptionsAndABadRankStopStartUpNamingTheProblem) {
 }
 
 }  // namespace
-}  // namespace chessrl::trainer
+}  // namespace chessrl::trainer_service

@@ -36,19 +36,19 @@
 #include "chessrl/nn/batch_evaluator.h"
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/replay/memory_store.h"
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "chessrl/rpc/clients.h"
-#include "chessrl/selfplay/game_record.h"
+#include "chessrl/record/game_record.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "chessrl/train/trainer.h"
 #include "../support/logged_port.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "child_process.h"
 #include "service_test_util.h"
 
 extern char** environ;
 
-namespace chessrl::trainer {
+namespace chessrl::trainer_service {
 namespace {
 
 namespace fs = std::filesystem;
@@ -102,7 +102,7 @@ void write_records(const std::string& path) {
                                {.max_batch = 64, .batch_timeout = std::chrono::microseconds(100)});
   selfplay::GameRunner runner(evaluator, o);
   std::ofstream out(path);
-  runner.run([&](selfplay::GameRecord&& r) { out << selfplay::to_json(r) << "\n"; });
+  runner.run([&](record::GameRecord&& r) { out << record::to_json(r) << "\n"; });
 }
 
 // The rank variables of a world of two on loopback.
@@ -225,4 +225,4 @@ std::string wait_for_checkpoint(const std::string& dir, std::int64_t step, Child
 }
 
 }  // namespace
-}  // namespace chessrl::trainer
+}  // namespace chessrl::trainer_service

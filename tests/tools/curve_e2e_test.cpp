@@ -14,7 +14,7 @@
 #include <string>
 
 #include "chessrl/nn/checkpoint.h"
-#include "chessrl/nn/torch_network.h"
+#include "chessrl/nn/torch_backend.h"
 
 namespace chessrl {
 namespace {
@@ -63,7 +63,6 @@ class CurveE2e : public ::testing::Test {
 
   // A tiny untrained network saved as the evaluator saves version `version`.
   void save_version(int version, std::int64_t created_ms) {
-    nn::Network net = nn::make_network({1, 8}, static_cast<std::uint64_t>(version));
     nn::ModelInfo info;
     info.step = version * 100;
     info.version = version;
@@ -71,7 +70,8 @@ class CurveE2e : public ::testing::Test {
     const std::string path =
         (dir_ / "run" / "evaluator" / "models" / ("model-v" + std::to_string(version) + ".chrl"))
             .string();
-    auto saved = nn::save_checkpoint_file(nn::to_checkpoint(net, info), path);
+    auto saved = nn::save_checkpoint_file(
+        nn::fresh_checkpoint({1, 8}, static_cast<std::uint64_t>(version), info), path);
     ASSERT_TRUE(saved.ok()) << saved.error();
   }
 

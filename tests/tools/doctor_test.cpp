@@ -17,7 +17,7 @@
 
 #include "../support/refusing_port.h"
 #ifdef CHESSRL_HAVE_SERVICES
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #endif
 
 namespace {
@@ -60,11 +60,11 @@ int listen_on(int port) {
 #ifdef CHESSRL_HAVE_SERVICES
 // A real redis-server (libs/replay's test helper: it starts another on a
 // port collision), no persistence; `password` "" for none.
-std::unique_ptr<chessrl::replay::RedisServer> start_redis(const std::string& password) {
-  chessrl::replay::RedisServer::Options options;
+std::unique_ptr<chessrl::harness::RedisServer> start_redis(const std::string& password) {
+  chessrl::harness::RedisServer::Options options;
   options.password = password;
   options.appendonly = false;
-  return chessrl::replay::RedisServer::start(options);
+  return chessrl::harness::RedisServer::start(options);
 }
 #endif
 
@@ -116,7 +116,7 @@ TEST(Doctor, ReportsTheGpusAndNcclItFinds) {
   EXPECT_EQ(facts.at("nccl").at("version"), "2.18.3");
 }
 
-#ifdef CHESSRL_HAVE_SERVICES  // RedisServer is in libs/replay, built with the services
+#ifdef CHESSRL_HAVE_SERVICES  // harness::RedisServer is in libs/replay, built with the services
 TEST(Doctor, ProbesRedis) {
   const auto open = start_redis("");
   const auto locked = start_redis("s3cret");

@@ -133,7 +133,7 @@ TEST(Example, LoadsJsonLinesAndNamesTheBadLine) {
   auto records = testing::play_records(2);
   {
     std::ofstream out(dir / "a.jsonl");
-    for (const auto& r : records) out << selfplay::to_json(r) << "\n";
+    for (const auto& r : records) out << record::to_json(r) << "\n";
   }
   auto all = load_examples((dir / "a.jsonl").string());
   ASSERT_TRUE(all.ok()) << all.error();
@@ -143,7 +143,7 @@ TEST(Example, LoadsJsonLinesAndNamesTheBadLine) {
   EXPECT_EQ(from_dir->size(), all->size());
   {
     std::ofstream out(dir / "b.jsonl");
-    out << selfplay::to_json(records[0]) << "\n{\"id\": oops\n";
+    out << record::to_json(records[0]) << "\n{\"id\": oops\n";
   }
   auto bad = load_examples(dir.string());
   ASSERT_FALSE(bad.ok());

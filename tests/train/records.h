@@ -11,7 +11,7 @@
 
 namespace chessrl::train::testing {
 
-inline std::vector<selfplay::GameRecord> play_records(int games, std::uint64_t seed = 20261123) {
+inline std::vector<record::GameRecord> play_records(int games, std::uint64_t seed = 20261123) {
   selfplay::GameRunnerOptions o;
   o.concurrent_games = games;
   o.threads = 1;
@@ -23,8 +23,8 @@ inline std::vector<selfplay::GameRecord> play_records(int games, std::uint64_t s
   nn::BatchEvaluator evaluator(std::make_shared<nn::FakeBackend>(nn::FakeBackend::Mode::kRandom, seed),
                                {.max_batch = 64, .batch_timeout = std::chrono::microseconds(100)});
   selfplay::GameRunner runner(evaluator, o);
-  std::vector<selfplay::GameRecord> out;
-  runner.run([&](selfplay::GameRecord&& r) { out.push_back(std::move(r)); });
+  std::vector<record::GameRecord> out;
+  runner.run([&](record::GameRecord&& r) { out.push_back(std::move(r)); });
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
   return out;
 }

@@ -15,7 +15,6 @@
 #include "chessrl/core/error.h"
 #include "chessrl/nn/batch_evaluator.h"
 #include "chessrl/nn/torch_backend.h"
-#include "chessrl/nn/torch_network.h"
 #include "commands.h"
 #include "forward_bench.h"
 
@@ -177,9 +176,7 @@ void print_encoding_cost(std::vector<chess::Position> positions, int repeat) {
 nn::Checkpoint bench_checkpoint(const NnBenchOptions& o, const std::string& net) {
   if (!o.model.empty()) return nn::load_checkpoint_file(o.model).value_or_throw();
   nn::NetworkConfig config = nn::parse_network_name(net).value_or_throw();
-  nn::Network network = nn::make_network(config, 1);
-  network->eval();
-  return nn::to_checkpoint(network, {});
+  return nn::fresh_checkpoint(config, 1);
 }
 
 void run_nn_bench(NnBenchOptions o) {

@@ -30,8 +30,8 @@
 #include "bench_util.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/subprocess.h"
-#include "chessrl/replay/redis_server.h"
-#include "chessrl/replay/synthetic_game.h"
+#include "chessrl/harness/redis_server.h"
+#include "chessrl/harness/synthetic_game.h"
 #include "chessrl/rpc/clients.h"
 #include "commands.h"
 #include "local_children.h"
@@ -228,7 +228,7 @@ out[1], out[2] = missing_positions, missing_markers
 return out
 )lua";
 
-void check_against_redis(const replay::RedisServer& redis, bool sabotage, RunResult& r) {
+void check_against_redis(const harness::RedisServer& redis, bool sabotage, RunResult& r) {
   if (sabotage) {
     redis.cli({"LPOP", "chessrl:window"});
     const std::string last = redis.cli({"LINDEX", "chessrl:window", "-1"});
@@ -290,7 +290,7 @@ long rss_kb(int pid) {
   return -1;
 }
 
-std::string redis_used_memory(const replay::RedisServer& redis) {
+std::string redis_used_memory(const harness::RedisServer& redis) {
   std::istringstream info(redis.cli({"INFO", "memory"}));
   std::string line;
   while (std::getline(info, line))
@@ -306,7 +306,7 @@ std::string redis_used_memory(const replay::RedisServer& redis) {
 // so it loads its AOF) after redis.kill(), and waits until it answers PING: as
 // long as loading the AOF takes, up to `patience` (RedisServer::restart gives up
 // after 10 s, too short for a large AOF on a loaded machine).
-std::unique_ptr<Child> restart_redis(const replay::RedisServer& redis, std::chrono::seconds patience) {
+std::unique_ptr<Child> restart_redis(const harness::RedisServer& redis, std::chrono::seconds patience) {
   auto program = find_program("redis-server");
   if (!program) throw Error("bench load: redis-server not found");
   ChildSpec spec;

@@ -15,12 +15,12 @@
 #include "chessrl/core/error.h"
 #include "chessrl/core/subprocess.h"
 #include "chessrl/metrics/registry.h"
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "chessrl/replay/redis_store.h"
-#include "chessrl/replay/synthetic_game.h"
+#include "chessrl/harness/synthetic_game.h"
 #include "chessrl/rpc/clients.h"
 #include "commands.h"
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 
 namespace chessrl::tool {
 namespace {
@@ -43,7 +43,7 @@ struct RedisRates {
 };
 
 // redis-benchmark --csv prints "SET","<requests/s>",... per test.
-RedisRates run_redis_benchmark(const replay::RedisServer& redis, int clients, int value_bytes) {
+RedisRates run_redis_benchmark(const harness::RedisServer& redis, int clients, int value_bytes) {
   auto program = find_program("redis-benchmark");
   if (!program) throw Error("bench replay: redis-benchmark not found (apt install redis-tools)");
   auto child = Subprocess::start({*program, "-h", "127.0.0.1", "-p", std::to_string(redis.port()),

@@ -10,32 +10,32 @@
 #include <string>
 #include <vector>
 
-#include "chessrl/replay/redis_server.h"
-#include "chessrl/replay/synthetic_game.h"
+#include "chessrl/harness/redis_server.h"
+#include "chessrl/harness/synthetic_game.h"
 
 namespace chessrl::tool {
 
 // A private redis-server (RedisServer: its own directory and password, AOF
 // with `appendfsync`; on a port taken before it bound, it starts again on
 // another).
-inline std::unique_ptr<replay::RedisServer> start_bench_redis(const std::string& password,
+inline std::unique_ptr<harness::RedisServer> start_bench_redis(const std::string& password,
                                                               const std::string& appendfsync) {
-  replay::RedisServer::Options options;
+  harness::RedisServer::Options options;
   options.password = password;
   options.appendfsync = appendfsync;
-  return replay::RedisServer::start(options);
+  return harness::RedisServer::start(options);
 }
 
 // 256 synthetic games of at most `plies` plies, seeds 0..255.
 inline std::vector<v1::Game> synthetic_game_pool(int plies, double target_fraction,
                                                  const std::string& producer) {
-  replay::SyntheticGameOptions options;
+  harness::SyntheticGameOptions options;
   options.max_plies = plies;
   options.target_fraction = target_fraction;
   options.producer = producer;
   std::vector<v1::Game> pool;
   for (int i = 0; i < 256; ++i)
-    pool.push_back(replay::make_synthetic_game(static_cast<std::uint64_t>(i), options));
+    pool.push_back(harness::make_synthetic_game(static_cast<std::uint64_t>(i), options));
   return pool;
 }
 

@@ -347,7 +347,7 @@ void report_estimate(Report& r, double seconds) {
   std::thread play([&] {
     try {
       runner.run(
-          [&](selfplay::GameRecord&& g) {
+          [&](record::GameRecord&& g) {
             game_plies += g.moves.size();
             ++games;
           },

@@ -35,7 +35,7 @@
 #include "chessrl/core/subprocess.h"
 #include "chessrl/metrics/exposer.h"
 #include "chessrl/metrics/registry.h"
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 #include "commands.h"
 #include "local_children.h"
 #include "local_defaults.h"

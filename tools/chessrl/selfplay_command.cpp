@@ -145,9 +145,9 @@ void run_selfplay(SelfplayOptions o) {
   std::string error;
   try {
     runner.run(
-        [&](selfplay::GameRecord&& g) {
-          records << selfplay::to_json(g) << '\n';
-          auto text = chess::write_pgn(selfplay::to_pgn(g));
+        [&](record::GameRecord&& g) {
+          records << record::to_json(g) << '\n';
+          auto text = chess::write_pgn(record::to_pgn(g));
           if (text) pgn << *text << '\n';
           records.flush();
           pgn.flush();

@@ -65,7 +65,7 @@ struct GameRunner::Slot {
   mcts::Search search;
   mcts::Rng rng;
   std::optional<mcts::ResignTracker> resign;
-  GameRecord record;
+  record::GameRecord record;
   int target_visits = 0;
   bool full = false;
   int max_plies = 0;           // this game's move limit and adjudication
@@ -131,7 +131,7 @@ bool GameRunner::start_game(Slot& slot) {
   slot.max_plies = short_game ? std::min(config.short_max_plies, config.max_plies) : config.max_plies;
   slot.adjudicate_material =
       short_game ? config.short_adjudicate_material : config.adjudicate_material;
-  slot.record = GameRecord{};
+  slot.record = record::GameRecord{};
   char id[64];
   std::snprintf(id, sizeof id, "%016" PRIx64 "-%016" PRIx64 "-%" PRIu64, options_.seed, id_nonce_,
                 index);
@@ -164,14 +164,14 @@ void GameRunner::start_move(Slot& slot) {
 bool GameRunner::finish_move(Slot& slot) {
   const SelfPlayConfig& config = options_.config;
   mcts::Search& search = slot.search;
-  GameRecord& record = slot.record;
+  record::GameRecord& record = slot.record;
   const int ply = int(record.moves.size());
   const chess::Color side = search.position().side_to_move();
   const nn::Wdl wdl = search.root_wdl();
   const float value = wdl.value();
 
   if (slot.full && search.num_root_moves() > 1) {
-    MoveTarget target;
+    record::MoveTarget target;
     target.ply = ply;
     target.root_value = value;
     target.root_draw = wdl.draw;
@@ -224,7 +224,7 @@ bool GameRunner::finish_move(Slot& slot) {
 }
 
 void GameRunner::thread_main(std::vector<Slot*> slots,
-                             const std::function<void(GameRecord&&)>& on_game,
+                             const std::function<void(record::GameRecord&&)>& on_game,
                              const std::atomic<bool>* stop, const std::atomic<bool>* drain,
                              const std::atomic<bool>* failed) {
   const auto leaves = std::size_t(options_.leaves_per_search);
@@ -280,7 +280,7 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
       // The move ends the search; a finished game may reset the counters.
       if (!finish_move(*s)) continue;
       s->active = false;
-      GameRecord& record = s->record;
+      record::GameRecord& record = s->record;
       const mcts::ResignTracker& resign = *s->resign;
       record.would_resign_ply = resign.would_have_resigned_ply();
       record.would_resign_side = resign.would_have_resigned_side();
@@ -316,7 +316,7 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
   }
 }
 
-void GameRunner::run(const std::function<void(GameRecord&&)>& on_game,
+void GameRunner::run(const std::function<void(record::GameRecord&&)>& on_game,
                      const std::atomic<bool>* stop, const std::atomic<bool>* drain) {
   std::vector<std::unique_ptr<Slot>> slots;
   for (int i = 0; i < options_.concurrent_games; ++i)

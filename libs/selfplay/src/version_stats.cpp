@@ -18,7 +18,7 @@ std::string termination_label(chess::Termination reason) {
   return label;
 }
 
-Result<void> GameStats::add(const GameRecord& record) {
+Result<void> GameStats::add(const record::GameRecord& record) {
   chess::Color first_mover = chess::kWhite;
   if (!record.start_fen.empty()) {
     auto start = chess::Position::from_fen(record.start_fen);
@@ -33,13 +33,13 @@ Result<void> GameStats::add(const GameRecord& record) {
   decisive += white != 0;
   plies += record.moves.size();
   ++terminations[termination_label(record.result.reason)];
-  for (const MoveTarget& t : record.targets) {
+  for (const record::MoveTarget& t : record.targets) {
     const bool white_to_move = (first_mover == chess::kWhite) == (t.ply % 2 == 0);
     const double z = white_to_move ? white : -white;
     const double error = double(t.root_value) - z;
     value_sq_error_sum += error * error;
     double entropy = 0;
-    for (const PolicyEntry& e : t.policy)
+    for (const record::PolicyEntry& e : t.policy)
       if (e.probability > 0) entropy -= double(e.probability) * std::log(double(e.probability));
     entropy_sum += entropy;
     ++positions;

@@ -10,6 +10,7 @@
 #include "chessrl/chess/position.h"
 #include "chessrl/chess/rules.h"
 #include "chessrl/nn/policy_map.h"
+#include "chessrl/record/policy_rule.h"
 
 namespace chessrl::train {
 namespace {
@@ -28,7 +29,7 @@ Result<Example> finish_example(chess::Position& pos, std::span<const chess::Move
   e.policy.reserve(policy_moves.size());
   for (std::size_t i = 0; i < policy_moves.size(); ++i) {
     const float p = policy_probs[i];
-    if (!std::isfinite(p) || p < 0 || p > 1)
+    if (!record::probability_ok(p))
       return fail("policy probability " + std::to_string(p) + " of " +
                   chess::to_uci(policy_moves[i]) + " is outside [0, 1]");
     if (!chess::is_legal(pos, policy_moves[i]))
@@ -40,8 +41,7 @@ Result<Example> finish_example(chess::Position& pos, std::span<const chess::Move
     e.policy.emplace_back(static_cast<std::uint16_t>(index), p);
     sum += p;
   }
-  if (std::abs(sum - 1.0) > 1e-3)
-    return fail("policy probabilities sum to " + std::to_string(sum) + ", not 1");
+  if (auto problem = record::policy_sum_problem(sum)) return fail(*problem);
   for (auto& entry : e.policy) entry.second = static_cast<float>(entry.second / sum);
   chess::MoveList legal;
   chess::generate_legal(pos, legal);
@@ -67,7 +67,7 @@ Result<Example> make_example(std::string_view fen, std::span<const chess::Move> 
   return finish_example(*pos, policy_moves, policy_probs, result);
 }
 
-Result<std::vector<Example>> examples_from_record(const selfplay::GameRecord& record) {
+Result<std::vector<Example>> examples_from_record(const record::GameRecord& record) {
   auto pos = chess::Position::from_fen(record.start_fen);
   if (!pos) return fail("game " + record.id + ": bad start FEN: " + pos.error());
   int white_result = 0;
@@ -89,7 +89,7 @@ Result<std::vector<Example>> examples_from_record(const selfplay::GameRecord& re
   std::size_t next_target = 0;
   for (std::size_t ply = 0; ply <= record.moves.size(); ++ply) {
     while (next_target < record.targets.size() && std::size_t(record.targets[next_target].ply) == ply) {
-      const selfplay::MoveTarget& t = record.targets[next_target++];
+      const record::MoveTarget& t = record.targets[next_target++];
       std::vector<chess::Move> moves;
       std::vector<float> probs;
       for (const auto& entry : t.policy) {
@@ -128,7 +128,7 @@ Result<void> load_file(const std::string& path, std::vector<Example>& out) {
   while (std::getline(in, line)) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto record = selfplay::parse_record(line);
+    auto record = record::parse_record(line);
     if (!record) return fail(path + ":" + std::to_string(number) + ": " + record.error());
     auto examples = examples_from_record(*record);
     if (!examples) return fail(path + ":" + std::to_string(number) + ": " + examples.error());

@@ -10,7 +10,7 @@
 #include "chessrl/eval/uci_engine.h"
 #include "chessrl/nn/checkpoint.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -401,4 +401,4 @@ Evaluation Evaluator::evaluate_latest(const std::atomic<bool>& stop) {
   return evaluate(version, stop);
 }
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

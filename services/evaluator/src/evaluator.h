@@ -28,7 +28,7 @@
 #include "model_loader.h"
 #include "registry_health.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 using Log = std::function<void(const std::string&)>;
 
@@ -113,4 +113,4 @@ class Evaluator {
   std::uint64_t evaluated_here_ = 0;   // versions evaluated by this process (for --gauntlet-every)
 };
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

@@ -8,7 +8,7 @@
 
 #include "evaluator.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -103,4 +103,4 @@ Result<void> Evaluator::run(const std::atomic<bool>& stop) {
   return {};
 }
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

@@ -1,6 +1,6 @@
 #include "evaluator_metrics.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 EvaluatorMetrics::EvaluatorMetrics(metrics::Registry& registry)
     : matches_total(
@@ -65,4 +65,4 @@ void EvaluatorMetrics::on_best(std::uint64_t version, bool promoted) {
   if (promoted) promotions_total.inc();
 }
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

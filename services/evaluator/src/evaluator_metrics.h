@@ -9,7 +9,7 @@
 #include "chessrl/eval/match.h"
 #include "chessrl/metrics/registry.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 class EvaluatorMetrics {
  public:
@@ -33,4 +33,4 @@ class EvaluatorMetrics {
   metrics::Registry& registry_;
 };
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

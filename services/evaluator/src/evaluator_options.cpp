@@ -4,7 +4,7 @@
 
 #include "chessrl/eval/uci_engine.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 std::vector<std::string> EvaluatorOptions::anchor_specs() const {
   std::vector<std::string> specs;
@@ -150,4 +150,4 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
                "evaluate the latest version (if not done yet), print a JSON line and exit");
 }
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

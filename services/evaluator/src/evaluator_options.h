@@ -14,7 +14,7 @@
 #include "chessrl/nn/model_limits.h"
 #include "chessrl/rpc/security_flags.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 struct EvaluatorOptions {
   // Where models come from, where status goes.
@@ -67,4 +67,4 @@ struct EvaluatorOptions {
 // Adds every option to `app` (call chessrl::config::finish after).
 void add_options(CLI::App& app, EvaluatorOptions& options);
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

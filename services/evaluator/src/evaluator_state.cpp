@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 namespace {
 
 namespace fs = std::filesystem;
@@ -187,4 +187,4 @@ Result<std::vector<std::uint64_t>> StateDir::prune_models(std::size_t keep_newes
   return deleted;
 }
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

@@ -16,7 +16,7 @@
 #include "chessrl/core/result.h"
 #include "chessrl/eval/elo.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 struct EvaluatorProgress {
   std::uint64_t last_evaluated = 0;  // every step done for versions up to here
@@ -89,4 +89,4 @@ class StateDir {
 
 using chessrl::write_file_atomically;  // chessrl/core/files.h
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

@@ -6,7 +6,7 @@
 
 #include "chessrl/runtime/registry.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 LoadResult load_model(rpc::ModelRegistryClient& registry, std::uint64_t version, bool best,
                       const ModelLoaderOptions& options) {
@@ -41,4 +41,4 @@ eval::PlayerFactory player_factory(LoadedModel& model, const eval::MctsPlayerOpt
       };
 }
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

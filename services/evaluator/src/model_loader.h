@@ -13,7 +13,7 @@
 #include "chessrl/rpc/clients.h"
 #include "chessrl/runtime/model.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 // A model with its evaluator. Not copyable; players made by player_factory()
 // refer to it, so it must outlive their matches.
@@ -51,4 +51,4 @@ LoadResult load_model(rpc::ModelRegistryClient& registry, std::uint64_t version,
 eval::PlayerFactory player_factory(LoadedModel& model, const eval::MctsPlayerOptions& options,
                                    std::string name);
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

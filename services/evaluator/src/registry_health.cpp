@@ -1,6 +1,6 @@
 #include "registry_health.h"
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 bool RegistryHealth::succeeded(Clock::time_point) {
   std::lock_guard lock(mutex_);
@@ -28,4 +28,4 @@ std::string RegistryHealth::reason(Clock::time_point now) const {
          " s: " + last_error_;
 }
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-namespace chessrl::evaluator {
+namespace chessrl::evaluator_service {
 
 class RegistryHealth {
  public:
@@ -34,4 +34,4 @@ class RegistryHealth {
   std::string last_error_;
 };
 
-}  // namespace chessrl::evaluator
+}  // namespace chessrl::evaluator_service

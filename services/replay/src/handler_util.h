@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "replay_service.h"
+#include "chessrl/replay_service/replay_service.h"
 
 namespace chessrl::replay_service::handler {
 

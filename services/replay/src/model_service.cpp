@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "handler_util.h"
-#include "replay_service.h"
+#include "chessrl/replay_service/replay_service.h"
 
 namespace chessrl::replay_service {
 namespace {

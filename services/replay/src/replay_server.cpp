@@ -1,4 +1,4 @@
-#include "replay_server.h"
+#include "chessrl/replay_service/replay_server.h"
 
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>

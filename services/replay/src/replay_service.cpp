@@ -1,4 +1,4 @@
-#include "replay_service.h"
+#include "chessrl/replay_service/replay_service.h"
 
 #include <chrono>
 #include <cstdio>
@@ -85,7 +85,7 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
       store_last_save(registry.gauge("chessrl_replay_store_last_save_timestamp_seconds",
                                      "Unix time of Redis's last snapshot (rdb_last_save_time)")),
       registry_(registry) {
-  for (const auto reason : replay::kAllRejectReasons) rejected(reason);  // export zeros
+  for (const auto reason : record::kAllRejectReasons) rejected(reason);  // export zeros
   store_persistence_ok("aof");
   store_persistence_ok("rdb");
   for (const char* method : kMethods) {
@@ -124,10 +124,10 @@ void ReplayMetrics::set_store_info(const replay::StoreServerInfo& info) {
   store_last_save.set(static_cast<double>(info.last_save_unix));
 }
 
-metrics::Counter& ReplayMetrics::rejected(replay::RejectReason reason) {
+metrics::Counter& ReplayMetrics::rejected(record::RejectReason reason) {
   return registry_.counter("chessrl_replay_games_rejected_total",
                            "Pushed games refused by validation, by reason",
-                           {{"reason", std::string(replay::reason_label(reason))}});
+                           {{"reason", std::string(record::reason_label(reason))}});
 }
 
 // ---------------------------------------------------------------- replay
@@ -155,7 +155,7 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
                       " games in one call; at most " + std::to_string(options_.max_push_games) +
                       " (--max-push-games); nothing was stored");
   }
-  std::vector<replay::StoredGame> valid;
+  std::vector<record::StoredGame> valid;
   std::vector<int> valid_index;  // request index of each valid game
   std::vector<std::size_t> rejected;
   reply.mutable_results()->Reserve(request.games_size());
@@ -163,21 +163,21 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
     const v1::Game& game = request.games(i);
     v1::PushResult* result = reply.add_results();
     result->set_id(game.id());
-    replay::Validation validation = replay::validate_game(game, options_.limits);
-    if (auto* rejection = std::get_if<replay::Rejection>(&validation)) {
+    record::Validation validation = record::validate_game(game, options_.limits);
+    if (auto* rejection = std::get_if<record::Rejection>(&validation)) {
       result->set_status(v1::REJECTED);
-      result->set_reason(std::string(replay::reason_label(rejection->reason)));
+      result->set_reason(std::string(record::reason_label(rejection->reason)));
       result->set_detail(std::move(rejection->detail));
       rejected.push_back(static_cast<std::size_t>(rejection->reason));
       continue;
     }
-    valid.push_back(std::get<replay::StoredGame>(std::move(validation)));
+    valid.push_back(std::get<record::StoredGame>(std::move(validation)));
     valid_index.push_back(i);
   }
   // Rejections are counted once per push, even when the store then fails
   // and the client retries: a retried bad game is counted again, as it should.
   for (const std::size_t reason : rejected) {
-    metrics_.rejected(static_cast<replay::RejectReason>(reason)).inc();
+    metrics_.rejected(static_cast<record::RejectReason>(reason)).inc();
   }
   if (valid.empty()) return Status::OK;
   auto statuses = store_.push(valid);
@@ -247,8 +247,8 @@ Status ReplayServiceImpl::Stats(grpc::ServerContext* context, const v1::StatsReq
     reply->set_games_stored_total(stats->games_total);
     reply->set_positions_stored_total(stats->positions_total);
     reply->set_duplicates_total(static_cast<std::uint64_t>(metrics_.games_duplicate.value()));
-    for (const auto reason : replay::kAllRejectReasons) {
-      (*reply->mutable_rejected_total())[std::string(replay::reason_label(reason))] =
+    for (const auto reason : record::kAllRejectReasons) {
+      (*reply->mutable_rejected_total())[std::string(record::reason_label(reason))] =
           static_cast<std::uint64_t>(metrics_.rejected(reason).value());
     }
     metrics_.window_positions.set(static_cast<double>(stats->positions));

@@ -10,7 +10,7 @@
 #include <iterator>
 #include <utility>
 
-#include "chessrl/replay/validation.h"
+#include "chessrl/record/validation.h"
 
 namespace chessrl::selfplay_service {
 
@@ -107,8 +107,8 @@ std::string GamePusher::code_label(grpc::StatusCode code) {
 }
 
 std::string GamePusher::reason_label(const std::string& reason) {
-  for (const replay::RejectReason r : replay::kAllRejectReasons) {
-    if (replay::reason_label(r) == reason) return reason;
+  for (const record::RejectReason r : record::kAllRejectReasons) {
+    if (record::reason_label(r) == reason) return reason;
   }
   return "other";
 }
@@ -145,9 +145,9 @@ GamePusher::GamePusher(PushFunction push, GamePusherOptions options, metrics::Re
     if (code == grpc::StatusCode::RESOURCE_EXHAUSTED) continue;  // never drops a game
     registry_.counter(kDroppedName, kDroppedHelp, {{"reason", code_label(code)}});
   }
-  for (const replay::RejectReason r : replay::kAllRejectReasons) {
+  for (const record::RejectReason r : record::kAllRejectReasons) {
     registry_.counter(kRejectedName, kRejectedHelp,
-                      {{"reason", std::string(replay::reason_label(r))}});
+                      {{"reason", std::string(record::reason_label(r))}});
   }
   registry_.counter(kRejectedName, kRejectedHelp, {{"reason", "other"}});
   thread_ = std::thread([this] { loop(); });

@@ -20,7 +20,7 @@
 #include "chessrl/rpc/clients.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "chessrl/selfplay/version_stats.h"
-#include "game_conversion.h"
+#include "chessrl/record/game_conversion.h"
 #include "game_pusher.h"
 #include "replica.h"
 
@@ -64,7 +64,7 @@ class VersionStatsKeeper {
     stats_ = selfplay::GameStats{};
     stats_.version = version;
   }
-  void add(const selfplay::GameRecord& record) {
+  void add(const record::GameRecord& record) {
     std::lock_guard lock(mutex_);
     if (auto added = stats_.add(record); !added) {
       service_.log("version statistics: " + added.error());
@@ -355,7 +355,7 @@ int SelfplayService::run() {
       selfplay::GameRunner runner(evaluator, options);
       const std::uint64_t version = model->version;
       version_stats.start(version);
-      auto on_game = [&, version](selfplay::GameRecord&& record) {
+      auto on_game = [&, version](record::GameRecord&& record) {
         metrics.games.inc();
         metrics.game_plies.observe(static_cast<double>(record.moves.size()));
         version_stats.add(record);

@@ -1,77 +1,28 @@
 #include "replay_source.h"
 
-#include <cmath>
-
 #include <algorithm>
 #include <string>
 #include <utility>
 
-#include "chessrl/chess/position.h"
-#include "chessrl/replay/move_codec.h"
+#include "chessrl/record/training_position.h"
 
-namespace chessrl::trainer {
-
-namespace {
-
-std::string where(const v1::TrainingPosition& p) {
-  return "sampled position of game '" + p.game_id() + "' ply " + std::to_string(p.ply());
-}
-
-}  // namespace
+namespace chessrl::trainer_service {
 
 Result<train::Example> to_example(const v1::TrainingPosition& p) {
-  auto start = chess::Position::from_fen(p.fen());
-  if (!start.ok()) return fail(where(p) + ": bad FEN '" + p.fen() + "': " + start.error());
-  chess::Position pos = std::move(start).value();
-
-  std::vector<chess::Move> history;
-  history.reserve(static_cast<std::size_t>(p.history_moves_size()));
-  for (int i = 0; i < p.history_moves_size(); ++i) {
-    const std::uint32_t code = p.history_moves(i);
-    const auto move = replay::decode_move(pos, code);
-    if (!move) {
-      return fail(where(p) + ": history move " + std::to_string(i) + " (code " +
-                  std::to_string(code) + ") is not legal in " + pos.fen());
-    }
-    history.push_back(*move);
-    pos.make_move(*move);
+  // Decoding replays the history (the input planes need its positions); the
+  // policy rule is applied once, by make_example.
+  auto decoded = record::decode_position(p);
+  if (!decoded.ok()) return fail(decoded.error());
+  auto example = train::make_example(decoded->fen, decoded->history, decoded->policy_moves,
+                                     decoded->policy_probs, decoded->result);
+  if (!example.ok()) {
+    return fail("sampled position of game '" + p.game_id() + "' ply " + std::to_string(p.ply()) +
+                ": " + example.error());
   }
-
-  if (p.policy_moves_size() != p.policy_probs_size()) {
-    return fail(where(p) + ": " + std::to_string(p.policy_moves_size()) + " policy moves but " +
-                std::to_string(p.policy_probs_size()) + " probabilities");
-  }
-  std::vector<chess::Move> policy_moves;
-  policy_moves.reserve(static_cast<std::size_t>(p.policy_moves_size()));
-  for (int i = 0; i < p.policy_moves_size(); ++i) {
-    const std::uint32_t code = p.policy_moves(i);
-    const auto move = replay::decode_move(pos, code);
-    if (!move) {
-      return fail(where(p) + ": policy move " + std::to_string(i) + " (code " +
-                  std::to_string(code) + ") is not legal in " + pos.fen());
-    }
-    policy_moves.push_back(*move);
-  }
-  const std::vector<float> probs(p.policy_probs().begin(), p.policy_probs().end());
-  if (p.result() < -1 || p.result() > 1) {
-    return fail(where(p) + ": result " + std::to_string(p.result()) + " is not -1, 0 or 1");
-  }
-
-  if (!std::isfinite(p.root_value()) || p.root_value() < -1 || p.root_value() > 1 ||
-      !std::isfinite(p.root_draw()) || p.root_draw() < 0 || p.root_draw() > 1) {
-    return fail(where(p) + ": root value " + std::to_string(p.root_value()) + " / draw " +
-                std::to_string(p.root_draw()) + " is outside [-1, 1] / [0, 1]");
-  }
-  auto example = train::make_example(p.fen(), history, policy_moves, probs, p.result());
-  if (!example.ok()) return fail(where(p) + ": " + example.error());
-  example->root_value = p.root_value();
-  example->root_draw = p.root_draw();
-  if (p.has_material_later()) {
-    // More than all of one side's material (39 pawns' worth) cannot be.
-    if (p.material_later() < -39 || p.material_later() > 39)
-      return fail(where(p) + ": material_later " + std::to_string(p.material_later()) +
-                  " is outside [-39, 39]");
-    example->material = static_cast<std::int16_t>(p.material_later());
+  example->root_value = decoded->root_value;
+  example->root_draw = decoded->root_draw;
+  if (decoded->material_later) {
+    example->material = static_cast<std::int16_t>(*decoded->material_later);
     example->has_material = true;
   }
   return std::move(example).value();
@@ -116,4 +67,4 @@ Result<train::DataStatus> ReplaySource::status() {
   return status;
 }
 
-}  // namespace chessrl::trainer
+}  // namespace chessrl::trainer_service

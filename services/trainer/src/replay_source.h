@@ -16,7 +16,7 @@
 #include "chessrl/train/source.h"
 #include "chessrl/v1/game.pb.h"
 
-namespace chessrl::trainer {
+namespace chessrl::trainer_service {
 
 // One sampled position as an Example: replays history_moves from fen, decodes
 // the policy moves in the reached position. Errors name the game id and ply
@@ -38,4 +38,4 @@ class ReplaySource : public train::ExampleSource {
   std::uint32_t max_sample_;
 };
 
-}  // namespace chessrl::trainer
+}  // namespace chessrl::trainer_service

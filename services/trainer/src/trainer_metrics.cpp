@@ -1,6 +1,6 @@
 #include "trainer_metrics.h"
 
-namespace chessrl::trainer {
+namespace chessrl::trainer_service {
 
 TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int world_size_value)
     : steps_total(registry.counter("chessrl_trainer_steps_total",
@@ -72,4 +72,4 @@ void TrainerMetrics::on_publish(std::uint64_t version) {
 
 void TrainerMetrics::on_publish_failure() { publish_failures_total.inc(); }
 
-}  // namespace chessrl::trainer
+}  // namespace chessrl::trainer_service

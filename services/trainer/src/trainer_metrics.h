@@ -9,7 +9,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/train/trainer.h"
 
-namespace chessrl::trainer {
+namespace chessrl::trainer_service {
 
 class TrainerMetrics {
  public:
@@ -45,4 +45,4 @@ class TrainerMetrics {
   metrics::Gauge& world_size;
 };
 
-}  // namespace chessrl::trainer
+}  // namespace chessrl::trainer_service

@@ -235,10 +235,10 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
       std::make_unique<TorchBackend>(std::move(*network), *device, options, streams));
 }
 
-Checkpoint fresh_checkpoint(const NetworkConfig& config, std::uint64_t seed) {
+Checkpoint fresh_checkpoint(const NetworkConfig& config, std::uint64_t seed, ModelInfo info) {
   Network network = make_network(config, seed);
   network->eval();
-  return to_checkpoint(network, {});
+  return to_checkpoint(network, std::move(info));
 }
 
 }  // namespace chessrl::nn

@@ -35,9 +35,11 @@ struct TorchBackendOptions {
 Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& checkpoint,
                                                              const TorchBackendOptions& options);
 
-// The weights of a fresh network of `config` with random weights from `seed`
-// (no optimizer state, version 0), for callers that must not include LibTorch.
-Checkpoint fresh_checkpoint(const NetworkConfig& config, std::uint64_t seed);
+// A fresh network of `config` with random weights from `seed` as a checkpoint
+// (no optimizer state) with `info`'s step, version and creation time, for
+// callers that need not compile LibTorch's headers (the services, the CLI, tests).
+Checkpoint fresh_checkpoint(const NetworkConfig& config, std::uint64_t seed,
+                            ModelInfo info = {});
 
 // How to split a CPU between BatchEvaluator workers (concurrent forward passes)
 // and LibTorch threads inside each pass. Separate single-threaded passes beat

@@ -18,10 +18,14 @@
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "chessrl/record/validation.h"
 #include "chessrl/replay/store_error.h"
-#include "chessrl/replay/validation.h"
 
 namespace chessrl::replay {
+
+// What a store keeps of a game: the training positions validation made of it
+// (libs/record, once, on ingest).
+using record::StoredGame;
 
 // kFailed: the store did not take this game (it is not stored; pushing it
 // again is safe), while other games of the same call may have been stored.

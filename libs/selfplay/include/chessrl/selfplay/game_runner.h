@@ -21,7 +21,7 @@
 #include "chessrl/mcts/policies.h"
 #include "chessrl/mcts/search.h"
 #include "chessrl/nn/batch_evaluator.h"
-#include "chessrl/selfplay/game_record.h"
+#include "chessrl/record/game_record.h"
 
 namespace chessrl::selfplay {
 
@@ -120,7 +120,7 @@ class GameRunner {
   // set no new game starts, and run() returns once the games in progress have
   // finished (nothing is abandoned): the way to change the network between
   // games. The runner can run again; game indices continue where they stopped.
-  void run(const std::function<void(GameRecord&&)>& on_game,
+  void run(const std::function<void(record::GameRecord&&)>& on_game,
            const std::atomic<bool>* stop = nullptr, const std::atomic<bool>* drain = nullptr);
   RunnerStats stats() const;
   const GameRunnerOptions& options() const { return options_; }
@@ -128,7 +128,7 @@ class GameRunner {
  private:
   struct Slot;
   struct Counters;
-  void thread_main(std::vector<Slot*> slots, const std::function<void(GameRecord&&)>& on_game,
+  void thread_main(std::vector<Slot*> slots, const std::function<void(record::GameRecord&&)>& on_game,
                    const std::atomic<bool>* stop, const std::atomic<bool>* drain,
                    const std::atomic<bool>* failed);
   bool start_game(Slot& slot);

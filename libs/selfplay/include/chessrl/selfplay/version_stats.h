@@ -15,7 +15,7 @@
 
 #include "chessrl/chess/rules.h"
 #include "chessrl/core/result.h"
-#include "chessrl/selfplay/game_record.h"
+#include "chessrl/record/game_record.h"
 
 namespace chessrl::selfplay {
 
@@ -36,7 +36,7 @@ struct GameStats {
   std::map<std::string, std::uint64_t> terminations;  // by termination_label
 
   // Adds a finished game. Fails only on a record whose start FEN does not parse.
-  Result<void> add(const GameRecord& record);
+  Result<void> add(const record::GameRecord& record);
   // Adds another's counts (same version or not; the version is left alone).
   void merge(const GameStats& other);
 

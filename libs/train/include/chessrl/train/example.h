@@ -14,7 +14,7 @@
 #include "chessrl/chess/types.h"
 #include "chessrl/core/result.h"
 #include "chessrl/nn/encoding.h"
-#include "chessrl/selfplay/game_record.h"
+#include "chessrl/record/game_record.h"
 
 namespace chessrl::train {
 
@@ -48,7 +48,7 @@ Result<Example> make_example(std::string_view fen, std::span<const chess::Move> 
 
 // Every recorded position of a game (one per MoveTarget), encoded with the
 // game's real history. A game without a decided result gives draws.
-Result<std::vector<Example>> examples_from_record(const selfplay::GameRecord& record);
+Result<std::vector<Example>> examples_from_record(const record::GameRecord& record);
 
 // Reads records (one JSON object per line, as `chessrl selfplay --out` writes
 // them) from a file, or from every *.jsonl file in a directory (sorted by

@@ -15,7 +15,7 @@
 #include "chessrl/chess/types.h"
 #include "chessrl/core/result.h"
 
-namespace chessrl::selfplay {
+namespace chessrl::record {
 
 struct PolicyEntry {
   chess::Move move;
@@ -69,4 +69,4 @@ Result<GameRecord> parse_record(std::string_view json);
 chess::PgnGame to_pgn(const GameRecord& record, const std::string& white = "chessrl",
                       const std::string& black = "chessrl");
 
-}  // namespace chessrl::selfplay
+}  // namespace chessrl::record

@@ -12,7 +12,7 @@
 #include "chessrl/chess/types.h"
 #include "chessrl/v1/game.pb.h"
 
-namespace chessrl::replay {
+namespace chessrl::record {
 
 std::uint32_t encode_move(chess::Move move);
 
@@ -27,4 +27,4 @@ v1::Termination to_wire(chess::Termination termination);
 // nullopt for TERMINATION_UNSPECIFIED and values outside the enum.
 std::optional<chess::Termination> from_wire(v1::Termination termination);
 
-}  // namespace chessrl::replay
+}  // namespace chessrl::record

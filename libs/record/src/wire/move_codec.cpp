@@ -1,10 +1,10 @@
-#include "chessrl/replay/move_codec.h"
+#include "chessrl/record/move_codec.h"
 
 #include <utility>
 
 #include "chessrl/chess/movegen.h"
 
-namespace chessrl::replay {
+namespace chessrl::record {
 
 namespace {
 
@@ -87,4 +87,4 @@ std::optional<chess::Termination> from_wire(v1::Termination termination) {
   return std::nullopt;
 }
 
-}  // namespace chessrl::replay
+}  // namespace chessrl::record

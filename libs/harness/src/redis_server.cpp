@@ -1,4 +1,4 @@
-#include "chessrl/replay/redis_server.h"
+#include "chessrl/harness/redis_server.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -25,7 +25,7 @@
 
 extern char** environ;
 
-namespace chessrl::replay {
+namespace chessrl::harness {
 namespace {
 
 using namespace std::chrono_literals;
@@ -251,4 +251,4 @@ std::string RedisServer::cli(const std::vector<std::string>& args) const {
   return trim(out);
 }
 
-}  // namespace chessrl::replay
+}  // namespace chessrl::harness

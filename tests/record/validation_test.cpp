@@ -1,7 +1,7 @@
 // Game validation: synthetic and hand-made games are accepted and turned into
 // the right training positions; each kind of bad game is refused with its
 // reason and a detail naming the field and ply.
-#include "chessrl/replay/validation.h"
+#include "chessrl/record/validation.h"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,10 @@
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/chess/rules.h"
-#include "chessrl/replay/move_codec.h"
-#include "chessrl/replay/synthetic_game.h"
+#include "chessrl/record/move_codec.h"
+#include "chessrl/harness/synthetic_game.h"
 
-namespace chessrl::replay {
+namespace chessrl::record {
 namespace {
 
 chess::Position start_of(const v1::Game& game) {
@@ -100,8 +100,8 @@ TEST(Validation, ReasonLabels) {
 
 TEST(Validation, SyntheticGamesAreValid) {
   for (std::uint64_t seed = 0; seed < 200; ++seed) {
-    const v1::Game game = make_synthetic_game(seed);
-    EXPECT_EQ(game.SerializeAsString(), make_synthetic_game(seed).SerializeAsString());
+    const v1::Game game = harness::make_synthetic_game(seed);
+    EXPECT_EQ(game.SerializeAsString(), harness::make_synthetic_game(seed).SerializeAsString());
     const Validation v = validate_game(game);
     ASSERT_TRUE(std::holds_alternative<StoredGame>(v))
         << "seed " << seed << ": " << std::get<Rejection>(v).detail;
@@ -112,16 +112,16 @@ TEST(Validation, SyntheticGamesAreValid) {
 }
 
 TEST(Validation, SyntheticGameOptions) {
-  SyntheticGameOptions options;
+  harness::SyntheticGameOptions options;
   options.target_fraction = 0.0;
   options.max_plies = 30;
-  const v1::Game none = make_synthetic_game(7, options, "x-");
+  const v1::Game none = harness::make_synthetic_game(7, options, "x-");
   EXPECT_EQ(none.id(), "x-7");
   EXPECT_EQ(none.targets_size(), 0);
   EXPECT_LE(none.moves_size(), 30);
   options.target_fraction = 1.0;
   options.policy_moves = 3;
-  const v1::Game full = make_synthetic_game(7, options, "x-");
+  const v1::Game full = harness::make_synthetic_game(7, options, "x-");
   EXPECT_EQ(full.moves().size(), none.moves().size());  // moves do not depend on targets
   ASSERT_EQ(full.targets_size(), full.moves_size());
   for (const v1::MoveTarget& t : full.targets()) {
@@ -135,7 +135,7 @@ TEST(Validation, SyntheticGameOptions) {
 // of history as the header defines, and the result from the mover's view.
 TEST(Validation, TrainingPositionsReplayToTheirPly) {
   for (std::uint64_t seed = 0; seed < 20; ++seed) {
-    const v1::Game game = make_synthetic_game(seed);
+    const v1::Game game = harness::make_synthetic_game(seed);
     const std::vector<v1::TrainingPosition> positions = accepted(game);
     ASSERT_EQ(positions.size(), static_cast<std::size_t>(game.targets_size()));
     for (std::size_t i = 0; i < positions.size(); ++i) {
@@ -291,7 +291,7 @@ TEST(Validation, RejectsBadIds) {
 }
 
 TEST(Validation, RejectsOversizedGames) {
-  const v1::Game game = make_synthetic_game(1);
+  const v1::Game game = harness::make_synthetic_game(1);
   ValidationLimits limits;
   limits.max_game_bytes = 200;
   expect_rejected(game, RejectReason::kOversized, "bytes", limits);
@@ -421,4 +421,4 @@ TEST(Validation, RejectsMovesAfterTheEnd) {
 }
 
 }  // namespace
-}  // namespace chessrl::replay
+}  // namespace chessrl::record

@@ -1,11 +1,11 @@
-#include "chessrl/selfplay/game_record.h"
+#include "chessrl/record/game_record.h"
 
 #include <gtest/gtest.h>
 
 #include "../chess/chess_test_util.h"
 #include "chessrl/chess/position.h"
 
-namespace chessrl::selfplay {
+namespace chessrl::record {
 namespace {
 
 using chess::testing::uci_moves;
@@ -104,4 +104,4 @@ TEST(GameRecord, PgnHasTheTermination) {
 }
 
 }  // namespace
-}  // namespace chessrl::selfplay
+}  // namespace chessrl::record

@@ -1,4 +1,4 @@
-#include "chessrl/selfplay/game_record.h"
+#include "chessrl/record/game_record.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -6,8 +6,9 @@
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
+#include "chessrl/record/policy_rule.h"
 
-namespace chessrl::selfplay {
+namespace chessrl::record {
 
 using chess::Outcome;
 using chess::Termination;
@@ -115,12 +116,13 @@ Result<GameRecord> parse_record(std::string_view text) {
           auto pm = chess::parse_uci(pos, e[0].get<std::string>());
           if (!pm) return fail(where + ": policy move: " + pm.error());
           const float p = e[1].get<float>();
-          if (!(p >= 0 && p <= 1)) return fail(where + ": policy probability out of [0, 1]");
+          if (!probability_ok(p))
+            return fail(where + ": policy probability out of [0, 1]");
           sum += p;
           t.policy.push_back({*pm, p});
         }
-        if (t.policy.empty() || std::fabs(sum - 1.0) > 1e-3)
-          return fail(where + ": policy sums to " + std::to_string(sum) + ", not 1");
+        if (t.policy.empty()) return fail(where + ": empty policy");
+        if (auto problem = policy_sum_problem(sum)) return fail(where + ": " + *problem);
         r.targets.push_back(std::move(t));
       }
       r.moves.push_back(*m);
@@ -197,4 +199,4 @@ chess::PgnGame to_pgn(const GameRecord& record, const std::string& white,
   return game;
 }
 
-}  // namespace chessrl::selfplay
+}  // namespace chessrl::record

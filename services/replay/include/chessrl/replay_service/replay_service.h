@@ -16,7 +16,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/model_store.h"
 #include "chessrl/replay/replay_store.h"
-#include "chessrl/replay/validation.h"
+#include "chessrl/record/validation.h"
 #include "chessrl/rpc/auth.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/v1/models.grpc.pb.h"
@@ -25,7 +25,7 @@
 namespace chessrl::replay_service {
 
 struct ReplayServiceOptions {
-  replay::ValidationLimits limits;
+  record::ValidationLimits limits;
   std::uint32_t max_sample = 16384;  // positions per Sample call
   std::uint32_t max_push_games = 256;  // games per PushGames call
 };
@@ -49,7 +49,7 @@ struct ReplayMetrics {
   metrics::Gauge& store_changes_since_save;
   metrics::Gauge& store_last_save;
   metrics::Gauge& store_persistence_ok(const std::string& kind);  // "aof" or "rdb"
-  metrics::Counter& rejected(replay::RejectReason reason);
+  metrics::Counter& rejected(record::RejectReason reason);
   // One finished call: counted by method and status code name; its duration
   // observed unless `timed` is false (a WatchModels stream lasts as long as
   // its watcher).

@@ -13,7 +13,7 @@
 
 #include "chessrl/v1/game.pb.h"
 
-namespace chessrl::replay {
+namespace chessrl::record {
 
 // Why a game was refused. The labels are the `reason` of
 // chessrl_replay_games_rejected_total, so the set is fixed and small.
@@ -69,4 +69,4 @@ using Validation = std::variant<StoredGame, Rejection>;
 // outcome), ADJUDICATION or MOVE_LIMIT.
 Validation validate_game(const v1::Game& game, const ValidationLimits& limits = {});
 
-}  // namespace chessrl::replay
+}  // namespace chessrl::record

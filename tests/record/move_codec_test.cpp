@@ -1,7 +1,7 @@
 // The wire move codec: every legal move of varied positions round-trips,
 // castling is the king's two-square move, and codes that name no legal move
 // (out of range, wrong square, missing or extra promotion) decode to nothing.
-#include "chessrl/replay/move_codec.h"
+#include "chessrl/record/move_codec.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 
-namespace chessrl::replay {
+namespace chessrl::record {
 namespace {
 
 chess::Position from_fen(std::string_view fen) {
@@ -107,4 +107,4 @@ TEST(MoveCodec, GarbageDecodesToNothing) {
 }
 
 }  // namespace
-}  // namespace chessrl::replay
+}  // namespace chessrl::record

@@ -1,4 +1,4 @@
-#include "chessrl/replay/validation.h"
+#include "chessrl/record/validation.h"
 
 #include <algorithm>
 #include <array>
@@ -12,9 +12,10 @@
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/chess/rules.h"
-#include "chessrl/replay/move_codec.h"
+#include "chessrl/record/move_codec.h"
+#include "chessrl/record/policy_rule.h"
 
-namespace chessrl::replay {
+namespace chessrl::record {
 
 std::string_view reason_label(RejectReason reason) {
   switch (reason) {
@@ -43,7 +44,6 @@ using chess::Termination;
 // History kept before each training position: the input planes' seven earlier
 // positions, plus the plies back to the last irreversible move before them.
 constexpr int kHistoryPlies = 7;
-constexpr double kPolicySumTolerance = 1e-3;
 
 Rejection reject(RejectReason reason, std::string detail) {
   return Rejection{reason, std::move(detail)};
@@ -165,14 +165,13 @@ std::optional<Rejection> check_policy(const v1::MoveTarget& t, const chess::Posi
                     where + "policy move " + code_text(code) + " appears twice");
     seen.set(static_cast<std::size_t>(index));
     const float p = t.policy_probs(j);
-    if (!std::isfinite(p) || p < 0.0f || p > 1.0f)
+    if (!probability_ok(p))
       return reject(RejectReason::kBadPolicy,
                     where + "policy probability of " + code_text(code) + " outside [0, 1]");
     sum += p;
   }
-  if (std::fabs(sum - 1.0) > kPolicySumTolerance)
-    return reject(RejectReason::kBadPolicy,
-                  where + "policy sums to " + std::to_string(sum) + ", not 1");
+  if (auto problem = policy_sum_problem(sum))
+    return reject(RejectReason::kBadPolicy, where + *problem);
   return std::nullopt;
 }
 
@@ -294,4 +293,4 @@ Validation validate_game(const v1::Game& game, const ValidationLimits& limits) {
   return stored;
 }
 
-}  // namespace chessrl::replay
+}  // namespace chessrl::record

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace chessrl::replay {
+namespace chessrl::harness {
 
 class RedisServer {
  public:
@@ -64,4 +64,4 @@ class RedisServer {
   std::string dir_;
 };
 
-}  // namespace chessrl::replay
+}  // namespace chessrl::harness

@@ -1,4 +1,4 @@
-#include "chessrl/replay/synthetic_game.h"
+#include "chessrl/harness/synthetic_game.h"
 
 #include <algorithm>
 #include <array>
@@ -7,10 +7,10 @@
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/chess/rules.h"
-#include "chessrl/replay/move_codec.h"
+#include "chessrl/record/move_codec.h"
 #include "chessrl/core/splitmix64.h"
 
-namespace chessrl::replay {
+namespace chessrl::harness {
 
 namespace {
 
@@ -37,7 +37,7 @@ void add_target(v1::Game& game, int ply, const chess::MoveList& legal, int playe
   double total = 0;
   for (double& w : weights) total += (w = 0.05 + rng.uniform());
   for (int i = 0; i < n; ++i) {
-    target->add_policy_moves(encode_move(legal[order[static_cast<std::size_t>(i)]]));
+    target->add_policy_moves(record::encode_move(legal[order[static_cast<std::size_t>(i)]]));
     target->add_policy_probs(static_cast<float>(weights[static_cast<std::size_t>(i)] / total));
   }
 }
@@ -63,13 +63,13 @@ v1::Game make_synthetic_game(std::uint64_t seed, const SyntheticGameOptions& opt
     const int played = static_cast<int>(move_rng.below(static_cast<std::uint64_t>(legal.size())));
     if (target_rng.uniform() < options.target_fraction)
       add_target(game, ply, legal, played, options.policy_moves, target_rng);
-    game.add_moves(encode_move(legal[played]));
+    game.add_moves(record::encode_move(legal[played]));
     pos.make_move(legal[played]);
   }
   const chess::GameResult result = chess::game_result(pos);
   if (result.is_over()) {
-    game.set_outcome(to_wire(result.outcome));
-    game.set_termination(to_wire(result.reason));
+    game.set_outcome(record::to_wire(result.outcome));
+    game.set_termination(record::to_wire(result.reason));
   } else {
     game.set_outcome(v1::DRAW);
     game.set_termination(v1::ADJUDICATION);
@@ -77,4 +77,4 @@ v1::Game make_synthetic_game(std::uint64_t seed, const SyntheticGameOptions& opt
   return game;
 }
 
-}  // namespace chessrl::replay
+}  // namespace chessrl::harness

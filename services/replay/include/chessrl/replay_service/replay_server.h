@@ -16,7 +16,7 @@
 #include <grpcpp/server.h>
 
 #include "chessrl/metrics/registry.h"
-#include "replay_service.h"
+#include "chessrl/replay_service/replay_service.h"
 
 namespace chessrl::replay_service {
 

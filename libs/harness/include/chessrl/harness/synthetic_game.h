@@ -8,7 +8,7 @@
 
 #include "chessrl/v1/game.pb.h"
 
-namespace chessrl::replay {
+namespace chessrl::harness {
 
 struct SyntheticGameOptions {
   int max_plies = 160;      // a game not over by then ends by ADJUDICATION, a draw
@@ -22,4 +22,4 @@ struct SyntheticGameOptions {
 v1::Game make_synthetic_game(std::uint64_t seed, const SyntheticGameOptions& options = {},
                              const std::string& id_prefix = "synthetic-");
 
-}  // namespace chessrl::replay
+}  // namespace chessrl::harness

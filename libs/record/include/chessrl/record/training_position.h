@@ -1,0 +1,38 @@
+// A sampled TrainingPosition decoded back into chess terms: the moves of its
+// history and policy as legal moves of the positions they are played in. The
+// trainer turns the result into an Example (train::make_example, which applies
+// the policy rule of policy_rule.h); nothing replay established on ingest
+// (validation.h) is checked again here beyond what decoding needs. Free
+// functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chessrl/chess/types.h"
+#include "chessrl/core/result.h"
+#include "chessrl/v1/game.pb.h"
+
+namespace chessrl::record {
+
+struct DecodedPosition {
+  std::string fen;                        // the position `history` starts from
+  std::vector<chess::Move> history;       // played from `fen` to the position trained on
+  std::vector<chess::Move> policy_moves;  // legal in the position trained on
+  std::vector<float> policy_probs;        // one per policy move
+  int result = 0;                         // for the side to move: 1, 0 or -1
+  float root_value = 0;
+  float root_draw = 0;
+  std::optional<int> material_later;      // unset in positions stored before it existed
+};
+
+// Fails, naming the game, ply and what is wrong, on a FEN that does not parse,
+// a history or policy move code that is not legal where it stands, policy
+// lists of different lengths, or a value outside its range (result, root
+// value and draw, material): a store whose data does not match what replay
+// validated, which must not become a training example.
+Result<DecodedPosition> decode_position(const v1::TrainingPosition& position);
+
+}  // namespace chessrl::record

@@ -1,0 +1,74 @@
+#include "chessrl/record/training_position.h"
+
+#include <cmath>
+#include <utility>
+
+#include "chessrl/chess/position.h"
+#include "chessrl/record/move_codec.h"
+
+namespace chessrl::record {
+
+namespace {
+
+std::string where(const v1::TrainingPosition& p) {
+  return "sampled position of game '" + p.game_id() + "' ply " + std::to_string(p.ply());
+}
+
+}  // namespace
+
+Result<DecodedPosition> decode_position(const v1::TrainingPosition& p) {
+  auto start = chess::Position::from_fen(p.fen());
+  if (!start.ok()) return fail(where(p) + ": bad FEN '" + p.fen() + "': " + start.error());
+  chess::Position pos = std::move(start).value();
+
+  DecodedPosition out;
+  out.fen = p.fen();
+  out.history.reserve(static_cast<std::size_t>(p.history_moves_size()));
+  for (int i = 0; i < p.history_moves_size(); ++i) {
+    const std::uint32_t code = p.history_moves(i);
+    const auto move = decode_move(pos, code);
+    if (!move) {
+      return fail(where(p) + ": history move " + std::to_string(i) + " (code " +
+                  std::to_string(code) + ") is not legal in " + pos.fen());
+    }
+    out.history.push_back(*move);
+    pos.make_move(*move);
+  }
+
+  if (p.policy_moves_size() != p.policy_probs_size()) {
+    return fail(where(p) + ": " + std::to_string(p.policy_moves_size()) + " policy moves but " +
+                std::to_string(p.policy_probs_size()) + " probabilities");
+  }
+  out.policy_moves.reserve(static_cast<std::size_t>(p.policy_moves_size()));
+  for (int i = 0; i < p.policy_moves_size(); ++i) {
+    const std::uint32_t code = p.policy_moves(i);
+    const auto move = decode_move(pos, code);
+    if (!move) {
+      return fail(where(p) + ": policy move " + std::to_string(i) + " (code " +
+                  std::to_string(code) + ") is not legal in " + pos.fen());
+    }
+    out.policy_moves.push_back(*move);
+  }
+  out.policy_probs.assign(p.policy_probs().begin(), p.policy_probs().end());
+
+  if (p.result() < -1 || p.result() > 1)
+    return fail(where(p) + ": result " + std::to_string(p.result()) + " is not -1, 0 or 1");
+  out.result = p.result();
+  if (!std::isfinite(p.root_value()) || p.root_value() < -1 || p.root_value() > 1 ||
+      !std::isfinite(p.root_draw()) || p.root_draw() < 0 || p.root_draw() > 1) {
+    return fail(where(p) + ": root value " + std::to_string(p.root_value()) + " / draw " +
+                std::to_string(p.root_draw()) + " is outside [-1, 1] / [0, 1]");
+  }
+  out.root_value = p.root_value();
+  out.root_draw = p.root_draw();
+  if (p.has_material_later()) {
+    // More than all of one side's material (39 pawns' worth) cannot be.
+    if (p.material_later() < -39 || p.material_later() > 39)
+      return fail(where(p) + ": material_later " + std::to_string(p.material_later()) +
+                  " is outside [-39, 39]");
+    out.material_later = p.material_later();
+  }
+  return out;
+}
+
+}  // namespace chessrl::record

@@ -1,0 +1,137 @@
+// chessrl-evaluator's entry point (services/evaluator/main.cpp calls it): the options, then the run.
+#include "chessrl/evaluator_service/main.h"
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "chessrl/config/config.h"
+#include "chessrl/core/stop_signals.h"
+#include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/gpu_sampler.h"
+#include "chessrl/metrics/registry.h"
+#include "evaluator.h"
+
+namespace chessrl::evaluator_service {
+
+namespace {
+
+namespace ev = chessrl::evaluator_service;
+
+// How long a stop may take. A match in progress stops within a move, but a
+// registry call in flight (a model download, or a connection to a replay
+// service that is itself going away) can block for its whole deadline and its
+// retries. Past this bound the process exits at once: what it has written is
+// complete (state files are renamed into place), and the match in progress is
+// dropped either way. Under the chart's 30 s grace period.
+constexpr auto kStopBound = std::chrono::seconds(20);
+
+// Exits the process if run() has not returned kStopBound after a stop request.
+class StopWatchdog {
+ public:
+  explicit StopWatchdog(const chessrl::StopSignals& signals)
+      : thread_([this, &signals] {
+          while (!signals.wait_for(std::chrono::milliseconds(200)))
+            if (done_.load()) return;
+          const auto until = std::chrono::steady_clock::now() + kStopBound;
+          while (std::chrono::steady_clock::now() < until) {
+            if (done_.load()) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
+          ev::log_to_stderr("still busy " + std::to_string(kStopBound.count()) +
+                            " s after the stop request (a registry call in flight): exiting "
+                            "now; nothing of a match in progress is written");
+          std::fflush(stderr);
+          std::_Exit(0);
+        }) {}
+  ~StopWatchdog() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+int run(ev::EvaluatorOptions options, chessrl::StopSignals& signals) {
+  const StopWatchdog watchdog(signals);
+  chessrl::metrics::Registry registry;
+  chessrl::metrics::add_build_info(registry);
+  auto evaluator = ev::Evaluator::create(std::move(options), registry);
+  if (!evaluator.ok()) {
+    ev::log_to_stderr(evaluator.error());
+    return 2;
+  }
+  ev::Evaluator& e = **evaluator;
+  const std::string& listen = e.options().metrics_listen;
+  std::unique_ptr<chessrl::metrics::GpuSampler> gpu;
+  std::unique_ptr<chessrl::metrics::Exposer> exposer;
+  if (!listen.empty() && listen != "off") {
+    gpu = std::make_unique<chessrl::metrics::GpuSampler>(registry, std::chrono::seconds(5));
+    exposer =
+        std::make_unique<chessrl::metrics::Exposer>(registry, listen, [&e] { return e.health(); });
+    ev::log_to_stderr("metrics on port " + std::to_string(exposer->port()));
+  }
+
+  if (e.options().once) {
+    ev::Evaluation evaluation = e.evaluate_latest(signals.flag());
+    switch (evaluation.outcome) {
+      case ev::Evaluation::Outcome::kDone:
+        if (!evaluation.report.evaluated) ev::log_to_stderr(evaluation.report.note);
+        std::printf("%s\n", ev::to_json_line(evaluation.report).c_str());
+        std::fflush(stdout);
+        return 0;
+      case ev::Evaluation::Outcome::kStopped:
+        ev::log_to_stderr("stopped; nothing of this evaluation was written");
+        return 0;
+      case ev::Evaluation::Outcome::kRetry:
+      case ev::Evaluation::Outcome::kFatal:
+        ev::log_to_stderr(evaluation.error);
+        return 1;
+    }
+  }
+  if (auto done = e.run(signals.flag()); !done.ok()) {
+    ev::log_to_stderr(done.error());
+    return 1;
+  }
+  ev::log_to_stderr("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int evaluator_main(int argc, char** argv) {
+  chessrl::StopSignals signals(
+      "chessrl-evaluator", "stopping (a match in progress is dropped: nothing of it is written)");
+  CLI::App app{
+      "chessrl-evaluator: plays each new model version against the best (promoting "
+      "winners) and against fixed anchors; Elo to /metrics, games to PGN"};
+  ev::EvaluatorOptions options;
+  ev::add_options(app, options);
+  chessrl::config::finish(app);
+  CLI11_PARSE(app, argc, argv);
+  if (auto valid = options.validate(); !valid.ok()) {
+    ev::log_to_stderr(valid.error());
+    return 2;
+  }
+  if (auto security = chessrl::rpc::load_client_security(options.security_flags); security.ok()) {
+    options.security = std::move(security).value();
+  } else {
+    ev::log_to_stderr(security.error());
+    return 2;
+  }
+  try {
+    return run(std::move(options), signals);
+  } catch (const std::exception& e) {
+    ev::log_to_stderr(e.what());
+    return 1;
+  }
+}
+
+}  // namespace chessrl::evaluator_service

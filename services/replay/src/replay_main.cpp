@@ -1,0 +1,228 @@
+// chessrl-replay's entry point (services/replay/main.cpp calls it): the options, then the run.
+#include "chessrl/replay_service/main.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "chessrl/config/config.h"
+#include "chessrl/core/error.h"
+#include "chessrl/core/files.h"
+#include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/registry.h"
+#include "chessrl/replay/memory_store.h"
+#include "chessrl/replay/redis_store.h"
+#include "chessrl/rpc/security_flags.h"
+#include "chessrl/replay_service/replay_server.h"
+
+namespace chessrl::replay_service {
+
+namespace {
+
+struct Settings {
+  std::string store = "redis";
+  chessrl::replay::RedisOptions redis;
+  chessrl::replay_service::ReplayServerOptions server;
+  std::string metrics_listen = "0.0.0.0:9102";
+  int dedup_ttl_hours = 7 * 24;
+  int shutdown_grace_s = 10;
+  chessrl::rpc::ServerSecurityFlags security;
+  std::string redis_password_file;
+};
+
+constexpr const char* kPasswordEnv = "CHESSRL_REDIS_PASSWORD";
+
+// The Redis password never comes from a flag or the config file, which ps or a
+// ConfigMap would show: only from --redis-password-file or CHESSRL_REDIS_PASSWORD.
+// Added after config::finish, so that CHESSRL_REDIS_PASSWORD is not this
+// option's variable.
+void refuse_password_option(CLI::App& app) {
+  app.add_option_function<std::string>("--redis-password", [](const std::string&) {
+       throw CLI::ValidationError(
+           "--redis-password",
+           "is no longer accepted, as a flag or a config key: a password there is visible to "
+           "others (every user's ps, the config file). Give --redis-password-file PATH (a "
+           "file only you can read) or set CHESSRL_REDIS_PASSWORD");
+     })->group("");  // hidden from --help
+}
+
+// Fills s.redis.password from --redis-password-file or CHESSRL_REDIS_PASSWORD;
+// an error naming the option and the file when it cannot.
+void read_password(Settings& s) {
+  const char* env = std::getenv(kPasswordEnv);
+  const bool from_env = env != nullptr && *env != '\0';
+  if (!s.redis_password_file.empty()) {
+    if (from_env) {
+      throw chessrl::Error(std::string("both --redis-password-file and ") + kPasswordEnv +
+                           " are set: give the Redis password one way");
+    }
+    auto password = chessrl::read_secret_file(s.redis_password_file);
+    if (!password.ok()) throw chessrl::Error("--redis-password-file " + password.error());
+    s.redis.password = std::move(password).value();
+  } else if (from_env) {
+    s.redis.password = env;
+  }
+}
+
+void add_options(CLI::App& app, Settings& s) {
+  app.add_option("--listen", s.server.listen, "gRPC address (host:port)")->capture_default_str();
+  app.add_option("--metrics-listen", s.metrics_listen, "/metrics and /healthz address; \"off\" disables")
+      ->capture_default_str();
+  app.add_option("--store", s.store, "where games live: redis, or memory (lost on exit)")
+      ->check(CLI::IsMember({"redis", "memory"}))
+      ->capture_default_str();
+  app.add_option("--redis-host", s.redis.host, "Redis host")->capture_default_str();
+  app.add_option("--redis-port", s.redis.port, "Redis port")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  app.add_option("--redis-password-file", s.redis_password_file,
+                 "file holding the Redis password (AUTH when set; read at start-up, trailing "
+                 "newline stripped); or the password itself in CHESSRL_REDIS_PASSWORD");
+  app.add_option("--redis-connections", s.redis.connections, "Redis connection pool size")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--key-prefix", s.redis.key_prefix, "prefix of every Redis key")
+      ->capture_default_str();
+  app.add_option("--window-positions", s.redis.window_positions,
+                 "training positions kept (oldest games are evicted beyond it)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--dedup-ttl-hours", s.dedup_ttl_hours,
+                 "how long an evicted game's id still counts as a duplicate")
+      ->check(CLI::Range(0, 24 * 365))
+      ->capture_default_str();
+  app.add_option("--max-sample", s.server.replay.max_sample,
+                 "most positions per Sample call (Redis answers it in Lua calls of at most 2048)")
+      ->check(CLI::Range(1u, 65536u))
+      ->capture_default_str();
+  app.add_option("--max-push-games", s.server.replay.max_push_games,
+                 "most games per PushGames call (one Redis transaction)")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  app.add_option("--max-message-bytes", s.server.max_message_bytes,
+                 "largest gRPC message received or sent")
+      ->check(CLI::Range(1 << 20, 1 << 30))
+      ->capture_default_str();
+  app.add_option("--max-game-bytes", s.server.replay.limits.max_game_bytes,
+                 "largest accepted game (serialized bytes)")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{64} << 20))
+      ->capture_default_str();
+  app.add_option("--max-plies", s.server.replay.limits.max_plies, "longest accepted game (plies)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  app.add_option("--max-model-bytes", s.server.models.max_model_bytes,
+                 "largest accepted model checkpoint")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
+      ->capture_default_str();
+  app.add_option("--keep-models", s.server.models.keep_models,
+                 "model versions kept: after each publish all but the newest this many and the "
+                 "best are deleted (0: keep every version)")
+      ->check(CLI::Range(0u, 100000u))
+      ->capture_default_str();
+  chessrl::rpc::add_server_security_options(app, s.security);
+  app.add_option("--shutdown-grace", s.shutdown_grace_s,
+                 "seconds calls in flight get to finish on SIGTERM")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+}
+
+int serve(Settings& s) {
+  // Signals go to sigwait below, never to a gRPC or Redis thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto security = chessrl::rpc::load_server_security(s.security);
+  if (!security.ok()) throw chessrl::Error(security.error());
+  s.server.auth = std::move(security->auth);
+  s.server.tls_cert_pem = std::move(security->tls_cert_pem);
+  s.server.tls_key_pem = std::move(security->tls_key_pem);
+  if (s.server.auth.enabled()) {
+    std::fprintf(stderr, "chessrl-replay: calls need a bearer token (roles with one: %s)\n",
+                 s.server.auth.roles().c_str());
+  } else {
+    std::fprintf(stderr,
+                 "chessrl-replay: WARNING: authentication is off (no --auth-dir, no "
+                 "CHESSRL_TOKEN_* variable): anyone who reaches %s can push games, publish "
+                 "models and set the best version\n",
+                 s.server.listen.c_str());
+  }
+
+  s.redis.dedup_ttl = std::chrono::hours(s.dedup_ttl_hours);
+  std::unique_ptr<chessrl::replay::RedisReplayStore> redis;
+  std::unique_ptr<chessrl::replay::MemoryReplayStore> memory_games;
+  std::unique_ptr<chessrl::replay::MemoryModelStore> memory_models;
+  chessrl::replay::ReplayStore* games = nullptr;
+  chessrl::replay::ModelStore* models = nullptr;
+  if (s.store == "redis") {
+    redis = std::make_unique<chessrl::replay::RedisReplayStore>(s.redis);
+    if (auto ping = redis->ping(); !ping.ok()) {
+      if (!redis->refused_eviction_policy().empty()) {  // Redis is there, but may evict the window
+        std::fprintf(stderr, "chessrl-replay: %s\n", ping.error().c_str());
+        return 1;
+      }
+      std::fprintf(stderr,
+                   "chessrl-replay: Redis not reachable yet (%s); serving anyway, calls fail "
+                   "with UNAVAILABLE until it is\n",
+                   ping.error().c_str());
+    }
+    games = redis.get();
+    models = redis.get();
+  } else {
+    memory_games = std::make_unique<chessrl::replay::MemoryReplayStore>(s.redis.window_positions);
+    memory_models = std::make_unique<chessrl::replay::MemoryModelStore>();
+    games = memory_games.get();
+    models = memory_models.get();
+  }
+
+  chessrl::metrics::Registry registry;
+  chessrl::metrics::add_build_info(registry);
+  chessrl::replay_service::ReplayServer server(*games, *models, registry, s.server);
+  std::unique_ptr<chessrl::metrics::Exposer> exposer;
+  if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
+    exposer = std::make_unique<chessrl::metrics::Exposer>(
+        registry, s.metrics_listen,
+        [&server] { return server.serving() ? "" : "store unreachable"; });
+  }
+  std::fprintf(stderr,
+               "chessrl-replay: serving gRPC%s on port %d (store %s, window %llu positions), "
+               "metrics %s\n",
+               s.server.tls_cert_pem.empty() ? "" : " (TLS)", server.port(), s.store.c_str(),
+               static_cast<unsigned long long>(s.redis.window_positions),
+               exposer ? ("on port " + std::to_string(exposer->port())).c_str() : "off");
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::fprintf(stderr, "chessrl-replay: %s, finishing calls in flight (up to %d s)\n",
+               signal == SIGTERM ? "SIGTERM" : "SIGINT", s.shutdown_grace_s);
+  server.shutdown(std::chrono::seconds(s.shutdown_grace_s));
+  std::fprintf(stderr, "chessrl-replay: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int replay_main(int argc, char** argv) {
+  CLI::App app{"chessrl-replay: validated self-play games in a Redis window, uniform "
+               "sampling, and the model registry (gRPC)"};
+  Settings settings;
+  add_options(app, settings);
+  chessrl::config::finish(app);
+  refuse_password_option(app);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    read_password(settings);
+    return serve(settings);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chessrl-replay: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace chessrl::replay_service

@@ -1,0 +1,72 @@
+// decode_position: a sampled TrainingPosition back into chess terms, and the
+// problems it names (the trainer's conversion builds on it: trainer_service_test).
+#include "chessrl/record/training_position.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "chessrl/chess/notation.h"
+#include "chessrl/chess/position.h"
+#include "chessrl/record/move_codec.h"
+
+namespace chessrl::record {
+namespace {
+
+v1::TrainingPosition after_e4_e5() {
+  v1::TrainingPosition p;
+  p.set_fen(std::string(chess::kStartFen));
+  p.set_game_id("g");
+  p.set_ply(2);
+  auto pos = chess::Position::from_fen(chess::kStartFen).value_or_throw();
+  for (const char* uci : {"e2e4", "e7e5"}) {
+    const chess::Move m = chess::parse_uci(pos, uci).value_or_throw();
+    p.add_history_moves(encode_move(m));
+    pos.make_move(m);
+  }
+  p.add_policy_moves(encode_move(chess::parse_uci(pos, "g1f3").value_or_throw()));
+  p.add_policy_probs(1.0f);
+  p.set_result(-1);
+  p.set_root_value(-0.5f);
+  p.set_root_draw(0.25f);
+  return p;
+}
+
+TEST(DecodePosition, GivesTheMovesOfHistoryAndPolicyAndTheTargets) {
+  v1::TrainingPosition p = after_e4_e5();
+  auto decoded = decode_position(p);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  ASSERT_EQ(decoded->history.size(), 2u);
+  EXPECT_EQ(chess::to_uci(decoded->history[0]), "e2e4");
+  EXPECT_EQ(chess::to_uci(decoded->history[1]), "e7e5");
+  ASSERT_EQ(decoded->policy_moves.size(), 1u);
+  EXPECT_EQ(chess::to_uci(decoded->policy_moves[0]), "g1f3");
+  EXPECT_EQ(decoded->policy_probs, std::vector<float>{1.0f});
+  EXPECT_EQ(decoded->result, -1);
+  EXPECT_FLOAT_EQ(decoded->root_value, -0.5f);
+  EXPECT_FLOAT_EQ(decoded->root_draw, 0.25f);
+  EXPECT_FALSE(decoded->material_later.has_value()) << "unset: stored before the field existed";
+
+  p.set_material_later(-3);
+  decoded = decode_position(p);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  EXPECT_EQ(decoded->material_later, -3);
+}
+
+TEST(DecodePosition, NamesTheGamePlyAndProblem) {
+  v1::TrainingPosition p = after_e4_e5();
+  p.set_material_later(40);
+  auto bad = decode_position(p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("game 'g' ply 2: material_later 40"), std::string::npos)
+      << bad.error();
+
+  p = after_e4_e5();
+  p.set_root_draw(1.5f);
+  bad = decode_position(p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("root value"), std::string::npos) << bad.error();
+}
+
+}  // namespace
+}  // namespace chessrl::record
