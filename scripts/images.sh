@@ -114,7 +114,11 @@ for image in $images; do
     "$engine" build -f "$file" "${target[@]}" "${build_args[@]}" "${labels[@]}" \
       -t "$image:$version" -t "$image:latest" . 2>&1 | tee "$log"
   else
-    "$engine" build -f "$file" "${target[@]}" "${build_args[@]}" \
+    # --network host: the build steps' apt-get reaches the mirror through the host's
+    # resolver. On a fresh podman (netavark), a build container's bridge network
+    # cannot reach a host-local resolver such as 10.255.255.53 ("Temporary failure
+    # resolving 'deb.debian.org'"); builds need no network of their own.
+    "$engine" build --network host -f "$file" "${target[@]}" "${build_args[@]}" \
       -t "$image:$version" -t "$image:latest" . 2>&1 | tee "$log"
     # buildah 1.28 reuses a cached LABEL step when only a build argument changed (the
     # image would keep an older revision), and applies --label to the Dockerfile's

@@ -19,7 +19,7 @@ say "tools ready"
 scripts/images.sh
 say "images ready"
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$here/docker/podman/containers.conf}
-podman build --quiet --file tests/deploy/redis.Dockerfile \
+podman build --quiet --network host --file tests/deploy/redis.Dockerfile \
   --tag localhost/chessrl-test-redis:7.0-bookworm tests/deploy >/dev/null
 say "test Redis image ready"
 unset CONTAINERS_CONF   # scenario.js adds the netavark backend to the project's settings
