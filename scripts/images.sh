@@ -114,10 +114,9 @@ for image in $images; do
     "$engine" build -f "$file" "${target[@]}" "${build_args[@]}" "${labels[@]}" \
       -t "$image:$version" -t "$image:latest" . 2>&1 | tee "$log"
   else
-    # --network host: the build steps' apt-get reaches the mirror through the host's
-    # resolver. On a fresh podman (netavark), a build container's bridge network
-    # cannot reach a host-local resolver such as 10.255.255.53 ("Temporary failure
-    # resolving 'deb.debian.org'"); builds need no network of their own.
+    # --network host: the build steps' apt-get reaches the mirror as the host does,
+    # whatever state podman's container networks are in (docker/README.md); a
+    # build needs no network of its own.
     "$engine" build --network host -f "$file" "${target[@]}" "${build_args[@]}" \
       -t "$image:$version" -t "$image:latest" . 2>&1 | tee "$log"
     # buildah 1.28 reuses a cached LABEL step when only a build argument changed (the
