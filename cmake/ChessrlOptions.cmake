@@ -53,6 +53,18 @@ function(chessrl_add_library name)
   target_link_libraries(chessrl_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE chessrl::options ${ARG_PRIVATE_DEPS})
 endfunction()
 
+# chessrl_add_library_part(<name> <subdir> [PUBLIC_DEPS ...]): a second library
+# chessrl::<name> from libs/<lib>/src/<subdir>/*.cpp sharing the folder's
+# include/ (the part of a library that needs the services' dependencies).
+function(chessrl_add_library_part name subdir)
+  cmake_parse_arguments(ARG "" "" "PUBLIC_DEPS" ${ARGN})
+  file(GLOB _srcs CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/${subdir}/*.cpp")
+  add_library(chessrl_${name} STATIC ${_srcs})
+  add_library(chessrl::${name} ALIAS chessrl_${name})
+  target_include_directories(chessrl_${name} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/include")
+  target_link_libraries(chessrl_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE chessrl::options)
+endfunction()
+
 # chessrl_add_service(<name> SOURCES <src/...>... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...]
 #                     [EXE_DEPS ...]): one pattern for the four services under
 # services/<name>/. The library chessrl::<name>_service holds everything the

@@ -1,5 +1,4 @@
-// ModelFollower keeps up with
-// the model registry: a watch thread notes each new version (WatchModels), a
+// ModelFollower keeps self-play up with the model registry: a watch thread notes each new version (WatchModels), a
 // loader thread downloads the newest one newer than the one playing, parses
 // it and builds its backend while self-play goes on, then raises ready(): the
 // runner's drain flag. A model that does not parse or build is logged and
@@ -39,7 +38,7 @@ class ModelFollower {
   // Called (on the loader thread) once per version check_model() refused.
   using RefusedFunction = std::function<void(std::uint64_t version)>;
   // Called (on the loader thread) once per version skipped for another reason
-  // (see skip_reason()), with that reason.
+  // (runtime::skip_reason() or "unusable"), with that reason.
   using SkippedFunction = std::function<void(std::uint64_t version, const std::string& reason)>;
   struct Pending {
     Model model;
