@@ -10,7 +10,7 @@ CHESSRL := $(BUILD)/tools/chessrl/chessrl
 RUN_DIR ?= run
 RUN_ARGS ?=
 
-.PHONY: all deps configure build test unit e2e fuzz tsan run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images images-smoke deploy-test
+.PHONY: all deps configure build test unit e2e fuzz tsan run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images base-image images-smoke deploy-test
 
 all: build
 
@@ -74,6 +74,10 @@ bench-train: build
 # Container images (docker/README.md): docker if its engine answers, else podman.
 images:
 	@scripts/images.sh
+
+# Only the images' base (pulled, or made with debootstrap when it cannot be).
+base-image:
+	@scripts/images.sh --base-only
 
 images-smoke:
 	@tests/images/smoke.sh

@@ -10,6 +10,8 @@
 #             (bookworm: the same libraries) and build/dev targets x86-64-v3 (the
 #             default on a CPU that has it): the tests and the images share one build
 #   compiled  the Dockerfile's build stage (ccache in a cache mount between runs)
+# `scripts/images.sh --base-only` (make base-image) stops after the base image:
+# CI makes it while the tests build.
 # Environment:
 #   IMAGES      targets to build (default "chessrl-replay chessrl"; "chessrl-cuda"
 #               builds docker/Dockerfile.cuda, which needs a CUDA-capable builder)
@@ -69,6 +71,10 @@ if ! "$engine" image inspect "$base" >/dev/null 2>&1; then
   fi
 fi
 
+if [ "${1:-}" = --base-only ]; then
+  echo "images: base image $base is here"
+  exit 0
+fi
 mkdir -p build/images
 
 # Where the binaries come from.
