@@ -16,6 +16,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/v1/replay.grpc.pb.h"
 #include "game_pusher.h"
+#include "pusher_test_options.h"
 #include "selfplay_service.h"
 
 namespace chessrl::selfplay_service {
@@ -70,12 +71,7 @@ TEST(GamePusher, ALostReplyIsRetriedByThePusherAndItsDuplicatesAreOurs) {
   settings.replay = "127.0.0.1:" + std::to_string(port);
   settings.rpc_deadline_s = 1;
   metrics::Registry registry;
-  GamePusherOptions options;
-  options.buffer_games = 64;
-  options.batch_games = 4;
-  options.interval = 10ms;
-  options.backoff_min = 2ms;
-  options.backoff_max = 20ms;
+  const GamePusherOptions options = fast_pusher_options();
   std::vector<std::string> lines;
   std::mutex lines_mutex;
   GamePusher pusher(replay_push(settings), options, registry, [&](const std::string& line) {

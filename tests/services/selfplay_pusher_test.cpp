@@ -24,6 +24,7 @@
 #include "chessrl/config/config.h"
 #include "chessrl/metrics/registry.h"
 #include "game_pusher.h"
+#include "pusher_test_options.h"
 #include "selfplay_settings.h"
 
 namespace chessrl::selfplay_service {
@@ -196,22 +197,13 @@ double value(metrics::Registry& registry, const std::string& name,
   return registry.counter(name, "x", labels).value();
 }
 
-GamePusherOptions fast_options() {
-  GamePusherOptions o;
-  o.buffer_games = 64;
-  o.batch_games = 4;
-  o.interval = 10ms;
-  o.backoff_min = 2ms;
-  o.backoff_max = 20ms;
-  return o;
-}
 
 TEST(GamePusher, BuffersThroughAnOutageAndPushesEverythingOnceInOrder) {
   FakeReplay replay;
   Lines log;
   metrics::Registry registry;
   replay.set_up(false);
-  GamePusher pusher(replay.function(), fast_options(), registry, log.function());
+  GamePusher pusher(replay.function(), fast_pusher_options(), registry, log.function());
   for (int i = 0; i < 10; ++i) pusher.add(numbered(i));
   ASSERT_TRUE(eventually([&] { return pusher.stats().failures >= 4; }));
   EXPECT_EQ(pusher.buffered(), 10u);
@@ -268,7 +260,7 @@ TEST(GamePusher, CountsRejectionsByReasonAndDoesNotRetryThem) {
   metrics::Registry registry;
   replay.reject("game-2", "illegal_move");
   replay.reject("game-5", "something_new");
-  GamePusher pusher(replay.function(), fast_options(), registry, log.function());
+  GamePusher pusher(replay.function(), fast_pusher_options(), registry, log.function());
   for (int i = 0; i < 8; ++i) pusher.add(numbered(i));
   ASSERT_TRUE(eventually([&] { return pusher.stats().added == 8 && pusher.buffered() == 0; }));
   const GamePusherStats stats = pusher.stats();
@@ -299,7 +291,7 @@ TEST(GamePusher, ADuplicateForAGameNeverSentIsCountedApartAndNotPushed) {
   Lines log;
   metrics::Registry registry;
   replay.pre_store("game-1");
-  GamePusher pusher(replay.function(), fast_options(), registry, log.function());
+  GamePusher pusher(replay.function(), fast_pusher_options(), registry, log.function());
   for (int i = 0; i < 4; ++i) pusher.add(numbered(i));
   ASSERT_TRUE(eventually([&] { return pusher.stats().added == 4 && pusher.buffered() == 0; }));
   EXPECT_EQ(value(registry, "chessrl_selfplay_games_pushed_total"), 3.0);
@@ -322,7 +314,7 @@ TEST(GamePusher, APoisonBatchDoesNotBlockTheGamesBehindIt) {
     Lines log;
     metrics::Registry registry;
     replay.refuse_batches_with("game-2", code);
-    GamePusher pusher(replay.function(), fast_options(), registry, log.function());
+    GamePusher pusher(replay.function(), fast_pusher_options(), registry, log.function());
     for (int i = 0; i < 10; ++i) pusher.add(numbered(i));
     ASSERT_TRUE(eventually([&] { return replay.stored().size() == 9 && pusher.buffered() == 0; }))
         << log.all();
@@ -347,7 +339,7 @@ TEST(GamePusher, BatchesOverTheServicesLimitAreSplitAndNothingIsDropped) {
   Lines log;
   metrics::Registry registry;
   replay.set_max_games(1);
-  GamePusher pusher(replay.function(), fast_options(), registry, log.function());
+  GamePusher pusher(replay.function(), fast_pusher_options(), registry, log.function());
   for (int i = 0; i < 6; ++i) pusher.add(numbered(i));
   ASSERT_TRUE(eventually([&] { return replay.stored().size() == 6 && pusher.buffered() == 0; }))
       << log.all();
@@ -362,7 +354,7 @@ TEST(GamePusher, AGameTheStoreFailedOnIsPushedAgain) {
   Lines log;
   metrics::Registry registry;
   replay.fail_store_once("game-1");
-  GamePusher pusher(replay.function(), fast_options(), registry, log.function());
+  GamePusher pusher(replay.function(), fast_pusher_options(), registry, log.function());
   for (int i = 0; i < 4; ++i) pusher.add(numbered(i));
   ASSERT_TRUE(eventually([&] { return replay.stored().size() == 4 && pusher.buffered() == 0; }))
       << log.all();
@@ -378,7 +370,7 @@ TEST(GamePusher, RetriesABatchWhoseReplyDoesNotMatch) {
   Lines log;
   metrics::Registry registry;
   replay.truncate_next_reply();
-  GamePusher pusher(replay.function(), fast_options(), registry, log.function());
+  GamePusher pusher(replay.function(), fast_pusher_options(), registry, log.function());
   for (int i = 0; i < 4; ++i) pusher.add(numbered(i));
   ASSERT_TRUE(eventually([&] { return pusher.buffered() == 0; }));
   EXPECT_EQ(pusher.stats().failures, 1u);
@@ -397,7 +389,7 @@ TEST(GamePusher, PushesASmallBatchAfterTheInterval) {
   FakeReplay replay;
   Lines log;
   metrics::Registry registry;
-  GamePusherOptions o = fast_options();
+  GamePusherOptions o = fast_pusher_options();
   o.batch_games = 32;
   o.interval = 100ms;
   const Clock::time_point made = Clock::now();
@@ -425,7 +417,7 @@ TEST(GamePusher, FlushGivesUpAtItsDeadlineAndSaysHowManyAreLeft) {
   Lines log;
   metrics::Registry registry;
   replay.set_up(false);
-  GamePusher pusher(replay.function(), fast_options(), registry, log.function());
+  GamePusher pusher(replay.function(), fast_pusher_options(), registry, log.function());
   for (int i = 0; i < 5; ++i) pusher.add(numbered(i));
   const auto start = Clock::now();
   EXPECT_EQ(pusher.flush(300ms), 5u);
@@ -439,7 +431,7 @@ TEST(GamePusher, FlushPushesEverythingWhenTheReplayAnswers) {
   FakeReplay replay;
   Lines log;
   metrics::Registry registry;
-  GamePusherOptions o = fast_options();
+  GamePusherOptions o = fast_pusher_options();
   o.interval = std::chrono::hours(1);
   o.batch_games = 16;
   GamePusher pusher(replay.function(), o, registry, log.function());
@@ -477,7 +469,7 @@ TEST(GamePusher, AppendsALinePerAnsweredGameToTheAckedLogAcrossRestarts) {
       "game-0 stored", "game-1 stored",         "game-2 rejected illegal_move", "game-3 stored",
       "game-4 stored", "game-5 rejected other", "game-6 duplicate unexpected",  "game-7 stored"};
   {
-    GamePusherOptions o = fast_options();
+    GamePusherOptions o = fast_pusher_options();
     o.acked_log = AckedLog::open(path).value_or_throw();
     GamePusher pusher(replay.function(), o, registry, log.function());
     for (int i = 0; i < 8; ++i) pusher.add(numbered(i));
@@ -487,7 +479,7 @@ TEST(GamePusher, AppendsALinePerAnsweredGameToTheAckedLogAcrossRestarts) {
   }
 
   // A restarted pusher appends to the same file.
-  GamePusherOptions o = fast_options();
+  GamePusherOptions o = fast_pusher_options();
   o.acked_log = AckedLog::open(path).value_or_throw();
   GamePusher pusher(replay.function(), o, registry, log.function());
   pusher.add(numbered(0));  // stored by the first, never sent by this one: DUPLICATE unexpected
