@@ -37,6 +37,7 @@ const READY_BOUND_S = 120; // install: every pod Ready
 const FLOW_BOUND_S = 30; // a fault: games reach Redis again
 const RECOVER_BOUND_S = 180; // a fault: the pod restarted and Ready (trainer ranks re-form the group)
 const HANG_FLOW_BOUND_S = 45; // a hung replay killed by liveness: games again after its restart
+const RESUME_BOUND_S = 120; // a trainer rank killed: rank 0 resumes from its checkpoint (the group re-formed)
 
 const PORTS = { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 };
 const GRPC_PORT = 50051; // replay.ports.grpc
@@ -441,9 +442,21 @@ async function fault(target) {
   let trainerNote = '';
   if (target.startsWith('trainer')) {
     await c.waitFor(() => c.pods.get(trainerPod(0)).ready && c.pods.get(trainerPod(1)).ready, RECOVER_BOUND_S * 1000, 'both trainer ranks Ready');
-    const log = (await c.logs(trainerPod(0))).slice(trainerLogBefore);
-    const m = /resuming from \S*ckpt-(\d+)\.chrl/.exec(log);
-    check(m, `trainer rank 0 did not resume from a checkpoint after the kill (restarts ${c.pods.get(trainerPod(0)).restarts}): ${log.split('\n').filter((l) => /resum|starting at step 0|joined/.test(l)).join(' | ')}`);
+    // Ready is the metrics port answering: rank 0 resumes once the group has formed
+    // again, that is once rank 1 too has seen the kill and come back (after its own
+    // restart back-off). Wait for the line rather than read the log once.
+    const resumeRe = /resuming from \S*ckpt-(\d+)\.chrl/;
+    let log = '';
+    try {
+      await c.waitFor(async () => {
+        log = (await c.logs(trainerPod(0))).slice(trainerLogBefore);
+        return resumeRe.test(log);
+      }, RESUME_BOUND_S * 1000, `trainer rank 0 resuming from a checkpoint within ${RESUME_BOUND_S} s`, 1000);
+    } catch (e) {
+      // The check below names what the log holds.
+    }
+    const m = resumeRe.exec(log);
+    check(m, `trainer rank 0 did not resume from a checkpoint after the kill (restarts ${c.pods.get(trainerPod(0)).restarts}): ${log.split('\n').filter((l) => /resum|starting at step 0|joined|rendezvous|failed|stopp/.test(l)).join(' | ')}`);
     const resumed = Number(m[1]);
     check(resumed >= ckptBefore && resumed > 0, `rank 0 resumed at step ${resumed}, below its last checkpoint ${ckptBefore}`);
     let step;

@@ -1,6 +1,12 @@
 // The trainer service's pieces in-process: ReplaySource over a real replay
 // server (in-memory stores, loopback gRPC) and TrainerMetrics.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -188,6 +194,43 @@ double series(const metrics::Registry& registry, const std::string& name) {
   const auto at = text.find(needle);
   if (at == std::string::npos) return std::nan("");
   return std::stod(text.substr(at + needle.size()));
+}
+
+// cancel(): a Sample in flight to a server that accepted the connection but
+// never answers (a pod gone quiet) ends at once with CANCELLED, not at its
+// deadline, and later calls fail without going out: a stopping trainer does
+// not wait out --rpc-deadline on a replay service that is gone.
+TEST(ReplaySourceCancel, EndsTheCallInFlightAndEveryLaterOne) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 8), 0);  // the kernel accepts; nobody speaks HTTP/2
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  rpc::ClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  options.deadline = std::chrono::seconds(30);
+  options.attempts = 1;
+  ReplaySource source(std::make_shared<rpc::ReplayClient>(options));
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    source.cancel();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto r = source.fetch(0, 0, 1, 4);
+  canceller.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("CANCELLED"), std::string::npos) << r.error();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << r.error();
+  const auto later = std::chrono::steady_clock::now();
+  auto again = source.status();
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().find("CANCELLED"), std::string::npos) << again.error();
+  EXPECT_LT(std::chrono::steady_clock::now() - later, std::chrono::seconds(1));
+  ::close(fd);
 }
 
 TEST(TrainerMetrics, StepsPausesAndPublishesUpdateTheSeries) {

@@ -3,7 +3,10 @@
 // a checkpoint of another world size, a rank that leaves mid-step under a
 // stop (two ranks as threads over Gloo on loopback), and a restarted rank
 // meeting the keys of a group already formed.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -407,6 +410,98 @@ TEST(Rendezvous, ARestartedRankNeverReadsTheKeysOfAGroupAlreadyFormed) {
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().find("already formed"), std::string::npos) << again.error();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+// A loopback port nothing listens on (bound by the kernel's choice, then closed).
+int unused_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    throw std::runtime_error("no loopback port");
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A stop request while the other ranks are missing ends the rendezvous at
+// once, on rank 0 (serving the store) and on a rank whose rank 0 is not there:
+// a pod deleted while its group re-forms stops within its grace period.
+TEST(Rendezvous, AStopRequestEndsTheWaitForTheOtherRanks) {
+  for (int rank : {0, 1}) {
+    std::atomic<bool> stop{false};
+    ListeningPort port;
+    DistributedConfig d = rank == 0 ? port.rank0(rank_config(0, 0, 60))
+                                    : rank_config(1, unused_port(), 60);
+    d.stop = &stop;
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(300ms);
+      stop = true;
+    });
+    const auto start = std::chrono::steady_clock::now();
+    auto g = join_group(d, false, [](const std::string&) {});
+    stopper.join();
+    ASSERT_FALSE(g.ok()) << "rank " << rank;
+    EXPECT_NE(g.error().find("stopped"), std::string::npos) << g.error();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "rank " << rank;
+  }
+}
+
+// train() asked to stop before its group formed: nothing trained, nothing to
+// save, and that is a stop (the service exits 0), not a failure.
+TEST(TrainerFaults, AStopAtTheRendezvousIsNotAFailure) {
+  TempDir dir("rendezvous-stop");
+  TrainerOptions o = tiny();
+  o.checkpoint_dir = dir.path.string();
+  DatasetSource source(data(), 4);
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop = true;
+  });
+  ListeningPort port;
+  Lines cb;
+  const auto start = std::chrono::steady_clock::now();
+  auto r = train(o, port.rank0(rank_config(0, 0, 60)), source, cb, stop);
+  stopper.join();
+  ASSERT_TRUE(r.ok()) << r.error() << cb.all();
+  EXPECT_EQ(r->end_step, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  EXPECT_TRUE(cb.has("stopped at the rendezvous")) << cb.all();
+}
+
+// Both ranks told to stop (a helm uninstall): rank 1 leaves between steps
+// (here: its last step), so rank 0's step agreement fails on the closed
+// connection. Asked to stop, that is the stop, not a failure: rank 0 writes
+// the checkpoint of the step both reached and succeeds.
+TEST(TrainerFaults, APeerLeavingBetweenStepsUnderAStopIsAStop) {
+  TempDir dir("leave-between");
+  ListeningPort port;
+  TrainerOptions o = tiny();
+  o.checkpoint_dir = dir.path.string();
+  o.checkpoint_every = 1000;
+  TrainerOptions o1 = o;
+  o1.checkpoint_dir.clear();
+  o1.steps = 6;  // rank 1 ends after step 6; rank 0 would go on
+  std::atomic<bool> stop0{false}, stop1{false};
+  DatasetSource source0(data(), 4), source1(data(), 4);
+  Lines cb0, cb1;
+  // Set before rank 1 leaves (its last step's report): rank 0 learns of the
+  // stop no later than it sees rank 1's connection close.
+  cb1.on_step = [&](const StepReport& r) {
+    if (r.step >= 6) stop0 = true;
+  };
+  auto rank1 = std::async(std::launch::async,
+                          [&] { return train(o1, rank_config(1, port.get()), source1, cb1, stop1); });
+  auto r0 = train(o, port.rank0(rank_config(0, 0)), source0, cb0, stop0);
+  auto r1 = rank1.get();
+  ASSERT_TRUE(r1.ok()) << r1.error() << cb1.all();
+  ASSERT_TRUE(r0.ok()) << r0.error() << "\n" << cb0.all();
+  EXPECT_EQ(r0->end_step, 6);
+  EXPECT_TRUE(fs::exists(checkpoint_path(o.checkpoint_dir, 6))) << cb0.all();
+  EXPECT_TRUE(cb0.has("another rank left first")) << cb0.all();
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "chessrl/rpc/auth.h"
@@ -65,9 +67,40 @@ RpcFailure failed(const char* call, const grpc::Status& status) {
   return RpcFailure{describe(call, status), status.error_code()};
 }
 
-// Runs `call(context)` until it succeeds, fails for good, or runs out of tries.
+}  // namespace
+
+class CallsInFlight {
+ public:
+  // False once cancelled: the call must not go out.
+  bool add(grpc::ClientContext* context) {
+    std::lock_guard lock(mu_);
+    if (cancelled_) return false;
+    live_.insert(context);
+    return true;
+  }
+  void remove(grpc::ClientContext* context) {
+    std::lock_guard lock(mu_);
+    live_.erase(context);
+  }
+  void cancel() {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    for (auto* context : live_) context->TryCancel();
+  }
+
+ private:
+  std::mutex mu_;
+  bool cancelled_ = false;
+  std::set<grpc::ClientContext*> live_;
+};
+
+namespace {
+
+// Runs `call(context)` until it succeeds, fails for good, or runs out of tries;
+// with `calls`, each attempt is registered there while it runs (cancel()).
 template <class Call>
-grpc::Status with_retries(const ClientOptions& options, Call&& call) {
+grpc::Status with_retries(const ClientOptions& options, Call&& call,
+                          CallsInFlight* calls = nullptr) {
   auto backoff = options.backoff_min;
   for (int attempt = 1;; ++attempt) {
     grpc::ClientContext context;
@@ -75,7 +108,10 @@ grpc::Status with_retries(const ClientOptions& options, Call&& call) {
     if (!options.security.token.empty()) {
       context.AddMetadata(kAuthorizationKey, bearer(options.security.token));
     }
+    if (calls && !calls->add(&context))
+      return grpc::Status(grpc::StatusCode::CANCELLED, "the client was cancelled (stopping)");
     grpc::Status status = call(context);
+    if (calls) calls->remove(&context);
     if (status.ok() || attempt >= options.attempts || !transient(status.error_code())) {
       return status;
     }
@@ -192,14 +228,20 @@ std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
 ReplayClient::ReplayClient(ClientOptions options) : ReplayClient(options, make_channel(options)) {}
 
 ReplayClient::ReplayClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
-    : options_(std::move(options)), stub_(v1::ReplayService::NewStub(channel)) {}
+    : options_(std::move(options)),
+      stub_(v1::ReplayService::NewStub(channel)),
+      calls_(std::make_unique<CallsInFlight>()) {}
+
+ReplayClient::~ReplayClient() = default;
+
+void ReplayClient::cancel() { calls_->cancel(); }
 
 RpcResult<v1::PushGamesReply> ReplayClient::push_games(const v1::PushGamesRequest& request) {
   v1::PushGamesReply reply;
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     reply.Clear();
     return stub_->PushGames(&context, request, &reply);
-  });
+  }, calls_.get());
   if (!status.ok()) return failed("PushGames", status);
   return reply;
 }
@@ -211,7 +253,7 @@ RpcResult<v1::SampleReply> ReplayClient::sample(std::uint32_t count) {
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     reply.Clear();
     return stub_->Sample(&context, request, &reply);
-  });
+  }, calls_.get());
   if (!status.ok()) return failed("Sample", status);
   return reply;
 }
@@ -220,7 +262,7 @@ RpcResult<v1::StatsReply> ReplayClient::stats() {
   v1::StatsReply reply;
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     return stub_->Stats(&context, v1::StatsRequest(), &reply);
-  });
+  }, calls_.get());
   if (!status.ok()) return failed("Stats", status);
   return reply;
 }

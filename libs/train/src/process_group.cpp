@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -42,6 +43,16 @@ bool is_loopback(const std::string& addr) {
   return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1";
 }
 #endif
+
+// How long one try to reach rank 0's store lasts before the loop looks at the
+// stop flag and the deadline again (each failed try is one line of c10d's log).
+constexpr std::chrono::milliseconds kSlice{5000};
+
+bool stopping(const DistributedConfig& config) { return config.stop && config.stop->load(); }
+std::string stopped_message(const DistributedConfig& config) {
+  return "rendezvous: stopped (asked to) while rank " + std::to_string(config.rank) +
+         " waited for the others";
+}
 
 }  // namespace
 
@@ -84,6 +95,7 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
     bool noted = false;
     std::string last_error;
     for (;;) {
+      if (stopping(config)) return fail(stopped_message(config));
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (left <= std::chrono::milliseconds(0)) {
@@ -97,8 +109,15 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
                     " cannot reach rank 0's store at " + where + ": " + last_error);
       }
       try {
-        if (!store) store = connect(left);
-        store->wait({kGenerationKey}, left);
+        // In slices, so that a stop request is seen within kSlice.
+        if (!store) {
+          store = connect(std::min(left, kSlice));
+          store->setTimeout(timeout);
+        }
+        if (!store->check({kGenerationKey})) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          continue;
+        }
         gen = text(store->get(kGenerationKey));
         if (!store->check({formed_key(gen)})) break;
         if (!noted)
@@ -123,6 +142,7 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
         std::to_string(config.world_size) + " at " + where + ", waiting for the others");
     auto last_note = std::chrono::steady_clock::now();
     while (!store->check(keys)) {
+      if (stopping(config)) return fail(stopped_message(config));
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline || now - last_note > std::chrono::seconds(10)) {
         std::string missing;

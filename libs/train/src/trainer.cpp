@@ -243,8 +243,9 @@ Result<void> Run::load_initial() {
 // All ranks agree whether to go on (nobody was told to stop) and how many
 // steps the data gates allow (the minimum over ranks).
 Result<void> Run::agree(std::int64_t& allowed, bool& go) {
-  allowed = gate_.allowance(source_, step_, samples_total_, false).first;
   go = !stop_.load();
+  // Stopping: no question to the data source (it may be gone and slow to say so).
+  allowed = go ? gate_.allowance(source_, step_, samples_total_, false).first : 0;
   if (pg_) {
     auto t = torch::tensor({allowed, std::int64_t(go)}, torch::kInt64);
     if (auto r = allreduce(*group_, t, c10d::ReduceOp::MIN, "step agreement"); !r) return r;
@@ -423,8 +424,16 @@ Result<TrainSummary> Run::run() {
     return fail("rank " + std::to_string(d_.rank) + " is outside [0, " + std::to_string(d_.world_size) + ")");
   if (auto r = setup_device(); !r) return fail(r.error());
   if (d_.world_size > 1) {
+    DistributedConfig joining = d_;
+    joining.stop = &stop_;
     auto g = join_group(
-        d_, cuda_, [this](const std::string& l) { log(l); }, cuda_ ? device_.index() : 0);
+        joining, cuda_, [this](const std::string& l) { log(l); }, cuda_ ? device_.index() : 0);
+    if (!g && stop_.load()) {
+      // Asked to stop before the group formed: nothing was trained, nothing to save.
+      log("stopped at the rendezvous, before the group formed (" + g.error() + ")");
+      summary_.seconds = seconds_since(started);
+      return summary_;
+    }
     if (!g) return fail(g.error());
     group_ = std::move(*g);
     pg_ = group_->pg.get();
@@ -460,8 +469,15 @@ Result<TrainSummary> Run::run() {
       std::int64_t allowed = 0;
       bool go = true;
       if (auto r = agree(allowed, go); !r) {
-        failure = r;
         peer_left = true;  // between steps: the state is whole, rank 0 checkpoints it
+        // Told to stop, another rank left first (it stopped without data, or
+        // after its step): the stop asked for, not a failure.
+        if (stop_.load()) {
+          log("stopping at step " + std::to_string(step_) + " (asked to stop; another rank left first: " +
+              r.error() + ")");
+          break;
+        }
+        failure = r;
         break;
       }
       if (!go) {
@@ -547,6 +563,9 @@ Result<TrainSummary> Run::run() {
       if (o_.publish_every > 0 && step_ % o_.publish_every == 0) publish();
     }
     prefetcher.stop();
+    // A fetch in flight gives up now: the prefetcher's thread is joined below,
+    // and the source's server may be gone (a call would wait out its deadline).
+    source_.cancel();
   }
   if (publisher_) {
     // The queued model a bounded time to go out (a hung registry does not hold the stop).

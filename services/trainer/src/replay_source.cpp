@@ -67,4 +67,6 @@ Result<train::DataStatus> ReplaySource::status() {
   return status;
 }
 
+void ReplaySource::cancel() { client_->cancel(); }
+
 }  // namespace chessrl::trainer_service

@@ -32,6 +32,9 @@ class ReplaySource : public train::ExampleSource {
   Result<std::vector<train::Example>> fetch(std::int64_t step, int rank, int world,
                                             int count) override;
   Result<train::DataStatus> status() override;
+  // Cancels the Sample or Stats call in flight (the replay service may be
+  // gone: a stop does not wait out --rpc-deadline on it).
+  void cancel() override;
 
  private:
   std::shared_ptr<rpc::ReplayClient> client_;

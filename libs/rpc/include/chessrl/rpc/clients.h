@@ -130,18 +130,28 @@ std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const ClientOption
 std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
                                             grpc::ChannelArguments args = {});
 
+// The calls of one client in flight, for cancel().
+class CallsInFlight;
+
 class ReplayClient {
  public:
   explicit ReplayClient(ClientOptions options);
   ReplayClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
+  ~ReplayClient();
 
   RpcResult<v1::PushGamesReply> push_games(const v1::PushGamesRequest& request);
   RpcResult<v1::SampleReply> sample(std::uint32_t count);
   RpcResult<v1::StatsReply> stats();
 
+  // For good: the calls in flight end at once with CANCELLED, and every later
+  // call fails so without going out (a stopping process gives up on them
+  // instead of waiting up to the deadline on a server that is gone).
+  void cancel();
+
  private:
   ClientOptions options_;
   std::unique_ptr<v1::ReplayService::Stub> stub_;
+  std::unique_ptr<CallsInFlight> calls_;
 };
 
 class ModelRegistryClient {

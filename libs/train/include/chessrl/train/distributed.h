@@ -2,6 +2,7 @@
 // torchrun's environment variables or the pod's hostname. No LibTorch.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -23,6 +24,9 @@ struct DistributedConfig {
   // Rank 0: called once with the port its store listens on, before it waits
   // for the other ranks (a caller starting them in-process reads it here).
   std::function<void(int port)> on_listening;
+  // When set, the rendezvous looks at it while it waits and fails at once
+  // ("stopped") once it is true: a SIGTERM does not wait out the timeout.
+  const std::atomic<bool>* stop = nullptr;
   // How long rendezvous waits for every rank before failing, naming the
   // ranks that never arrived.
   std::chrono::seconds rendezvous_timeout{300};

@@ -29,6 +29,9 @@ class ExampleSource {
   virtual Result<std::vector<Example>> fetch(std::int64_t step, int rank, int world,
                                              int count) = 0;
   virtual Result<DataStatus> status() = 0;
+  // Called once when training stops: a fetch or status call in flight may
+  // give up at once, and the source is not used again. Default: nothing.
+  virtual void cancel() {}
 };
 
 // A fixed data set in memory. The global batch of step s is world * count
