@@ -127,6 +127,19 @@ TEST(MemoryReplayStore, RemembersEvictedIdsForOneWindowOfGames) {
   EXPECT_EQ(push(store, {game("g9", 2)}), std::vector{kStored});
 }
 
+// As in Redis: a game without positions is counted and keeps nothing (no
+// window entry, no id), so pushing them forever grows nothing.
+TEST(MemoryReplayStore, GamesWithoutPositionsKeepNothing) {
+  MemoryReplayStore store(10);
+  push(store, {game("real", 2)});
+  for (int i = 0; i < 500; ++i) EXPECT_EQ(push(store, {game("e" + std::to_string(i), 0)}), std::vector{kStored});
+  const WindowStats s = store.stats().value_or_throw();
+  EXPECT_EQ(s.games, 1u);
+  EXPECT_EQ(s.positions, 2u);
+  EXPECT_EQ(s.games_total, 501u);
+  EXPECT_EQ(push(store, {game("real", 0)}), std::vector{kDuplicate});
+}
+
 TEST(MemoryReplayStore, InjectedFailure) {
   MemoryReplayStore store(10);
   push(store, {game("a", 2)});

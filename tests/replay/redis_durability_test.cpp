@@ -122,6 +122,30 @@ TEST(RedisStoreWindow, DedupMarkersAreBoundedByTheWindow) {
   EXPECT_LE(count_keys(*server, "t:game:*"), 10);
 }
 
+// Games without positions (a draw at the move limit before any target, or a
+// hostile client pushing them forever) are counted and keep nothing: no window
+// entry, no marker. Before, each kept both and eviction, which runs on
+// positions, never removed them: Redis grew without bound.
+TEST(RedisStoreWindow, GamesWithoutPositionsKeepNothing) {
+  auto server = harness::RedisServer::start();
+  RedisOptions options = options_for(*server);
+  options.window_positions = 10;
+  RedisReplayStore store(options);
+  push_ok(store, {game("real", 2)});
+  const int keys_before = count_keys(*server, "t:*");
+  std::vector<StoredGame> empties;
+  for (int i = 0; i < 500; ++i) empties.push_back(game("empty" + std::to_string(i), 0));
+  for (PushStatus s : push_ok(store, empties)) EXPECT_EQ(s, PushStatus::kStored);
+  const WindowStats stats = store.stats().value_or_throw();
+  EXPECT_EQ(stats.games, 1u);
+  EXPECT_EQ(stats.positions, 2u);
+  EXPECT_EQ(stats.games_total, 501u);
+  EXPECT_EQ(count_keys(*server, "t:*"), keys_before);
+  EXPECT_EQ(count_keys(*server, "t:game:*"), 1);
+  // A real game's id is still a duplicate, even sent as an empty one.
+  EXPECT_EQ(push_ok(store, {game("real", 0)}), std::vector{PushStatus::kDuplicate});
+}
+
 // allkeys-* may evict any key, the window's too (Sample would then fail and
 // new positions overwrite others): the store refuses to work over it, with a
 // message naming the policy. noeviction and volatile-* are fine (no window key

@@ -324,6 +324,7 @@ void add_bench_command(CLI::App& app) {
 #ifdef CHESSRL_HAVE_SERVICES
   add_bench_replay_command(*bench);
   add_bench_load_command(*bench);
+  add_bench_abuse_command(*bench);
 #endif
 }
 

@@ -282,26 +282,6 @@ void check_against_redis(const harness::RedisServer& redis, bool sabotage, RunRe
     if (!acked.contains(id)) ++r.unacknowledged_stored;
 }
 
-long rss_kb(int pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
-
-std::string redis_used_memory(const harness::RedisServer& redis) {
-  std::istringstream info(redis.cli({"INFO", "memory"}));
-  std::string line;
-  while (std::getline(info, line))
-    if (line.rfind("used_memory_human:", 0) == 0) {
-      std::string value = line.substr(18);
-      while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
-      return value;
-    }
-  return "?";
-}
-
 // Starts redis-server again from `redis`'s redis.conf (same port, same directory,
 // so it loads its AOF) after redis.kill(), and waits until it answers PING: as
 // long as loading the AOF takes, up to `patience` (RedisServer::restart gives up
@@ -336,39 +316,16 @@ RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::
   RunResult r;
   r.scenario = kill_redis ? "Redis SIGKILL + restart" : "steady";
   auto redis = start_bench_redis("chessrl-bench-load", "always");
-  ChildSpec spec;
-  spec.name = "replay";
-  spec.argv = {find_service_binary("chessrl-replay", o.bin_dir).value_or_throw(), "--listen",
-               "127.0.0.1:0", "--metrics-listen", "off", "--redis-port",
-               std::to_string(redis->port()), "--redis-connections", "16", "--window-positions",
-               "68719476736"};  // 2^36: nothing is evicted, so every game stays checkable
-  spec.env = {{"CHESSRL_REDIS_PASSWORD", redis->password()}};
-  spec.log_path = redis->dir() + "/chessrl-replay.log";
-  auto service = Child::start(spec).value_or_throw();
-  // It binds a port the kernel picks and names it in its log: no number picked
-  // beforehand that another process could take first.
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  std::optional<int> port;
-  while (!(port = logged_port(spec.log_path, 0, "serving gRPC on port "))) {
-    if (service->exited() || Clock::now() > deadline)
-      throw Error("bench load: chessrl-replay did not say its port (" + service->status() +
-                  "); its log:\n" + service->log_tail(20));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-
+  ReplayChild replay = start_replay_child(
+      *redis, o.bin_dir,
+      {"--redis-connections", "16", "--window-positions",
+       "68719476736"},  // 2^36: nothing is evicted, so every game stays checkable
+      false, "bench load");
+  auto& service = replay.child;
   rpc::ClientOptions client_options;
-  client_options.address = "127.0.0.1:" + std::to_string(*port);
+  client_options.address = "127.0.0.1:" + std::to_string(replay.port);
   client_options.attempts = 1;  // retries are ours, counted
   client_options.deadline = std::chrono::seconds(20);
-  {
-    rpc::ClientOptions wait = client_options;
-    wait.attempts = 40;
-    wait.backoff_max = std::chrono::milliseconds(250);
-    auto up = rpc::ReplayClient(wait).stats();
-    if (!up.ok())
-      throw Error("bench load: chessrl-replay did not answer (" + up.error() + "); its log:\n" +
-                  service->log_tail(20));
-  }
 
   std::atomic<bool> stop{false};
   std::atomic<Clock::rep> drain_until{0};
@@ -427,7 +384,7 @@ RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::
   for (auto n : sampled) r.sampled_positions += n;
 
   r.service_rss_kb = rss_kb(service->pid());
-  r.redis_used_memory = redis_used_memory(*redis);
+  r.redis_used_memory = redis_memory_field(*redis, "used_memory_human");
   check_against_redis(*redis, o.sabotage, r);
   service->stop(std::chrono::seconds(10));
   r.service_status = service->status();

@@ -5,13 +5,22 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "chessrl/core/error.h"
 #include "chessrl/harness/redis_server.h"
 #include "chessrl/harness/synthetic_game.h"
+#include "chessrl/rpc/clients.h"
+#include "local_children.h"
+#include "local_ports.h"
 
 namespace chessrl::tool {
 
@@ -24,6 +33,76 @@ inline std::unique_ptr<harness::RedisServer> start_bench_redis(const std::string
   options.password = password;
   options.appendfsync = appendfsync;
   return harness::RedisServer::start(options);
+}
+
+// chessrl-replay as a child over `redis`, on ports the kernel picks: gRPC
+// (read from its log) and, unless `metrics` is false, its metrics port.
+struct ReplayChild {
+  std::unique_ptr<Child> child;
+  int port = 0;
+  int metrics_port = 0;  // 0: metrics off
+  std::string log_path;
+};
+
+// Starts it with `extra` arguments and waits until it answers Stats; errors
+// start with `what` ("bench load") and carry its log's tail.
+inline ReplayChild start_replay_child(const harness::RedisServer& redis, const std::string& bin_dir,
+                                      const std::vector<std::string>& extra, bool metrics,
+                                      const std::string& what) {
+  ChildSpec spec;
+  spec.name = "replay";
+  spec.argv = {find_service_binary("chessrl-replay", bin_dir).value_or_throw(), "--listen",
+               "127.0.0.1:0", "--metrics-listen", metrics ? "127.0.0.1:0" : "off",
+               "--redis-port", std::to_string(redis.port())};
+  spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
+  spec.env = {{"CHESSRL_REDIS_PASSWORD", redis.password()}};
+  spec.log_path = redis.dir() + "/chessrl-replay.log";
+  ReplayChild out;
+  out.log_path = spec.log_path;
+  out.child = Child::start(spec).value_or_throw();
+  // It binds ports the kernel picks and names them in its log: no number
+  // picked beforehand that another process could take first.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::optional<int> port;
+  while (!(port = logged_port(spec.log_path, 0, "serving gRPC on port "))) {
+    if (out.child->exited() || std::chrono::steady_clock::now() > deadline)
+      throw Error(what + ": chessrl-replay did not say its port (" + out.child->status() +
+                  "); its log:\n" + out.child->log_tail(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  out.port = *port;
+  if (metrics) out.metrics_port = logged_port(spec.log_path, 0, "metrics on port ").value_or(0);
+  rpc::ClientOptions wait;
+  wait.address = "127.0.0.1:" + std::to_string(out.port);
+  wait.attempts = 40;
+  wait.backoff_max = std::chrono::milliseconds(250);
+  if (auto up = rpc::ReplayClient(wait).stats(); !up.ok())
+    throw Error(what + ": chessrl-replay did not answer (" + up.error() + "); its log:\n" +
+                out.child->log_tail(20));
+  return out;
+}
+
+// A process's resident set in KiB (VmRSS), -1 when unreadable; VmHWM with `peak`.
+inline long rss_kb(int pid, bool peak = false) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  const std::string key = peak ? "VmHWM:" : "VmRSS:";
+  while (std::getline(status, line))
+    if (line.rfind(key, 0) == 0) return std::stol(line.substr(key.size()));
+  return -1;
+}
+
+// A field of Redis's INFO memory ("used_memory", "used_memory_human"), "?" when absent.
+inline std::string redis_memory_field(const harness::RedisServer& redis, const std::string& field) {
+  std::istringstream info(redis.cli({"INFO", "memory"}));
+  std::string line;
+  while (std::getline(info, line))
+    if (line.rfind(field + ":", 0) == 0) {
+      std::string value = line.substr(field.size() + 1);
+      while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
+      return value;
+    }
+  return "?";
 }
 
 // 256 synthetic games of at most `plies` plies, seeds 0..255.

@@ -29,6 +29,9 @@ void add_bench_replay_command(CLI::App& bench);
 // `bench load`, under the bench command: the replay service under load, every
 // acknowledged game checked in Redis (built with CHESSRL_SERVICES only).
 void add_bench_load_command(CLI::App& bench);
+// `bench abuse`, under the bench command: a hostile client against the replay
+// service, with the figures that show it stayed bounded (CHESSRL_SERVICES only).
+void add_bench_abuse_command(CLI::App& bench);
 // `bench train`, under the bench command: data-parallel training throughput
 // (it also runs as one of its own worker ranks).
 void add_bench_train_command(CLI::App& bench);

@@ -18,15 +18,22 @@ Result<std::vector<PushResult>> MemoryReplayStore::push(std::span<const StoredGa
   std::vector<PushResult> results(games.size());
   for (std::size_t i = 0; i < games.size(); ++i) {
     const StoredGame& game = games[i];
-    if (!ids_.insert(game.id).second) {
+    if (ids_.contains(game.id)) {
       results[i].status = PushStatus::kDuplicate;
       continue;
     }
+    results[i].status = PushStatus::kStored;
+    if (game.positions.empty()) {
+      // As in Redis: counted, nothing kept (no window entry, no dedup id),
+      // so such games cannot grow the store past its window of positions.
+      ++games_total_;
+      continue;
+    }
+    ids_.insert(game.id);
     window_.push_back(Game{game.id, first_seq_ + positions_.size(), game.positions.size()});
     positions_.insert(positions_.end(), game.positions.begin(), game.positions.end());
     ++games_total_;
     positions_total_ += game.positions.size();
-    results[i].status = PushStatus::kStored;
   }
   while (!window_.empty() && positions_.size() > capacity_) {
     const Game& oldest = window_.front();

@@ -41,6 +41,12 @@ local capacity, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
 local count = #ARGV - 4
 local game_key = prefix .. ':game:' .. id
 if redis.call('EXISTS', game_key) == 1 then return 0 end
+if count == 0 then
+  -- No positions: counted, nothing kept (no window entry, no marker), so
+  -- such games cannot grow the store past its window of positions.
+  redis.call('HINCRBY', prefix .. ':stats', 'games_total', 1)
+  return 1
+end
 local next_seq = redis.call('INCRBY', prefix .. ':pos:next', count)
 local seq = next_seq - count
 local pairs_ = {}

@@ -1,0 +1,218 @@
+// `chessrl bench abuse`: what a hostile or broken client does to the replay
+// service, measured (docs/security.md, "Load and abuse"). Each scenario runs
+// chessrl-replay over a private redis-server, attacks it as a client could,
+// and prints the figures that say whether the service stayed bounded:
+//   empty-games  games without positions (a draw at the move limit before any
+//                target), pushed 256 a call: Redis's memory and keys before
+//                and after, and what the window holds.
+//   slow-http    clients that open the metrics port and send half a request,
+//                renewed as the server drops them: how many /healthz probes
+//                (what the kubelet's liveness probe asks) answer within 2 s.
+// Exits 1 when a scenario's bound is broken (Redis grew by more than 1 MiB
+// for position-less games; fewer than all probes answered within 2 s).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_replay_shared.h"
+#include "bench_util.h"
+#include "chessrl/core/error.h"
+#include "commands.h"
+
+namespace chessrl::tool {
+namespace {
+
+struct AbuseOptions {
+  std::string scenario = "all";
+  int games = 51200;      // empty-games: how many
+  int slow_clients = 16;  // slow-http: connections holding the metrics port
+  int probes = 5;         // slow-http: /healthz requests timed
+  std::string bin_dir;
+};
+
+// A TCP connection to 127.0.0.1:port, or -1.
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// GET `path`; the seconds until the status line came back, or -1 when none
+// came within `limit` seconds.
+double timed_get(int port, const std::string& path, double limit) {
+  const auto start = Clock::now();
+  const int fd = connect_loopback(port);
+  if (fd < 0) return -1;
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n";
+  double answered = -1;
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == ssize_t(request.size())) {
+    std::string reply;
+    while (reply.find("\r\n") == std::string::npos) {
+      const double left = limit - seconds_since(start);
+      if (left <= 0) break;
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, int(left * 1000) + 1) != 1) break;
+      char buf[256];
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      reply.append(buf, std::size_t(n));
+    }
+    if (reply.rfind("HTTP/1.1 ", 0) == 0 && seconds_since(start) <= limit) answered = seconds_since(start);
+  }
+  ::close(fd);
+  return answered;
+}
+
+std::int64_t used_memory(const harness::RedisServer& redis) {
+  const std::string v = redis_memory_field(redis, "used_memory");
+  return v == "?" ? -1 : std::stoll(v);
+}
+
+bool run_empty_games(const AbuseOptions& o) {
+  auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
+  ReplayChild replay = start_replay_child(*redis, o.bin_dir, {"--window-positions", "100000"},
+                                          false, "bench abuse");
+  rpc::ClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(replay.port);
+  options.deadline = std::chrono::seconds(30);
+  rpc::ReplayClient client(options);
+  const std::int64_t before = used_memory(*redis);
+  const std::string keys_before = redis->cli({"DBSIZE"});
+  ProgressLine progress;
+  std::uint64_t stored = 0;
+  const auto start = Clock::now();
+  for (int sent = 0; sent < o.games;) {
+    v1::PushGamesRequest request;
+    for (int i = 0; i < 256 && sent < o.games; ++i, ++sent) {
+      v1::Game* g = request.add_games();
+      g->set_id("abuse-empty-" + std::to_string(sent));
+      g->set_producer("abuse");
+      g->set_outcome(v1::DRAW);
+      g->set_termination(v1::MOVE_LIMIT);
+    }
+    auto reply = client.push_games(request);
+    if (!reply.ok()) throw Error("bench abuse: PushGames: " + reply.error());
+    for (const auto& r : reply->results()) stored += r.status() == v1::STORED;
+    progress.show("empty-games: %d of %d pushed", sent, o.games);
+  }
+  progress.clear();
+  const double seconds = seconds_since(start);
+  const std::int64_t after = used_memory(*redis);
+  auto stats = client.stats();
+  if (!stats.ok()) throw Error("bench abuse: Stats: " + stats.error());
+  const double grew_mib = double(after - before) / (1 << 20);
+  std::printf("empty-games: %d position-less games pushed in %.1f s (256 a call)\n", o.games, seconds);
+  std::printf("  acknowledged as stored        %llu\n", static_cast<unsigned long long>(stored));
+  std::printf("  Redis used_memory             %.2f MiB -> %.2f MiB (%+.2f MiB)\n",
+              double(before) / (1 << 20), double(after) / (1 << 20), grew_mib);
+  std::printf("  Redis keys (DBSIZE)           %s -> %s\n", keys_before.c_str(),
+              redis->cli({"DBSIZE"}).c_str());
+  std::printf("  window games / games counted  %llu / %llu\n\n",
+              static_cast<unsigned long long>(stats->window_games()),
+              static_cast<unsigned long long>(stats->games_stored_total()));
+  replay.child->stop(std::chrono::seconds(10));
+  return grew_mib <= 1.0;
+}
+
+bool run_slow_http(const AbuseOptions& o) {
+  auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
+  ReplayChild replay = start_replay_child(*redis, o.bin_dir, {}, true, "bench abuse");
+  if (replay.metrics_port == 0) throw Error("bench abuse: chessrl-replay did not say its metrics port");
+  const double baseline = timed_get(replay.metrics_port, "/healthz", 2);
+  // The attackers: half a request each, opened again whenever the server drops it.
+  std::atomic<bool> stop{false};
+  std::atomic<int> opened{0};
+  std::vector<std::thread> attackers;
+  for (int i = 0; i < o.slow_clients; ++i)
+    attackers.emplace_back([&] {
+      while (!stop.load()) {
+        const int fd = connect_loopback(replay.metrics_port);
+        if (fd < 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          continue;
+        }
+        ++opened;
+        const char half[] = "GET /metrics HTTP/1.1\r\nHost: slow\r\n";
+        ::send(fd, half, sizeof half - 1, MSG_NOSIGNAL);
+        // Hold it until the server closes it (or the scenario ends).
+        while (!stop.load()) {
+          pollfd p{fd, POLLIN, 0};
+          if (::poll(&p, 1, 100) == 1) {
+            char buf[64];
+            if (::recv(fd, buf, sizeof buf, 0) <= 0) break;
+          }
+        }
+        ::close(fd);
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // every attacker connected
+  std::vector<double> latencies;
+  int answered = 0;
+  for (int i = 0; i < o.probes; ++i) {
+    const double t = timed_get(replay.metrics_port, "/healthz", 2);
+    if (t >= 0) {
+      ++answered;
+      latencies.push_back(t);
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  stop = true;
+  for (auto& t : attackers) t.join();
+  std::printf("slow-http: %d clients holding half-sent requests on the metrics port\n", o.slow_clients);
+  std::printf("  /healthz before the attack    %s\n",
+              baseline < 0 ? "no answer within 2 s" : (std::to_string(int(baseline * 1000)) + " ms").c_str());
+  std::printf("  /healthz under attack         %d of %d answered within 2 s", answered, o.probes);
+  if (!latencies.empty()) std::printf(" (median %.0f ms)", median(latencies) * 1000);
+  std::printf("\n  attack connections opened    %d\n\n", opened.load());
+  replay.child->stop(std::chrono::seconds(10));
+  return answered == o.probes;
+}
+
+}  // namespace
+
+void add_bench_abuse_command(CLI::App& bench) {
+  auto o = std::make_shared<AbuseOptions>();
+  CLI::App* cmd = bench.add_subcommand(
+      "abuse", "What a hostile client does to chessrl-replay (over a private redis-server): "
+               "position-less games against Redis's memory, slow HTTP clients against /healthz. "
+               "Exits 1 when a bound is broken");
+  cmd->add_option("--scenario", o->scenario, "empty-games, slow-http or all")
+      ->check(CLI::IsMember({"empty-games", "slow-http", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--games", o->games, "empty-games: position-less games to push")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--slow-clients", o->slow_clients, "slow-http: connections sending half a request")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--probes", o->probes, "slow-http: /healthz requests timed (one a second)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--bin-dir", o->bin_dir,
+                  "where chessrl-replay is (default: beside this program, or the build tree)");
+  cmd->callback([o] {
+    bool ok = true;
+    if (o->scenario != "slow-http") ok = run_empty_games(*o) && ok;
+    if (o->scenario != "empty-games") ok = run_slow_http(*o) && ok;
+    std::printf("%s\n", ok ? "OK: every bound held" : "FAILED: a bound was broken (see above)");
+    if (!ok) throw Error("bench abuse: a bound was broken");
+  });
+}
+
+}  // namespace chessrl::tool
