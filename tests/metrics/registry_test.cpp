@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <limits>
 #include <string>
 #include <thread>
@@ -17,9 +18,12 @@
 namespace chessrl::metrics {
 namespace {
 
-// One HTTP/1.0 GET on 127.0.0.1:port; the whole response (status line, headers, body).
+// One HTTP/1.0 GET on 127.0.0.1:port; the whole response (status line,
+// headers, body), or what arrived within 10 s.
 std::string http_get(int port, const std::string& path) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval limit{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -36,6 +40,35 @@ std::string http_get(int port, const std::string& path) {
   while ((n = ::read(fd, buf, sizeof buf)) > 0) response.append(buf, static_cast<size_t>(n));
   ::close(fd);
   return response;
+}
+
+// Slow clients (half a request each, the way an attacker holds a server's
+// threads) must not keep /healthz, the liveness probe, from answering: with
+// civetweb's 2 threads and 30 s request timeout, 16 of them did (0 of 5 probes
+// answered within 2 s in `chessrl bench abuse --scenario slow-http`).
+TEST(Exposer, HealthzAnswersWhileSlowClientsHoldConnections) {
+  Registry registry;
+  Exposer exposer(registry, "127.0.0.1:0");
+  std::vector<int> slow;
+  for (int i = 0; i < 16; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(exposer.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const char half[] = "GET /metrics HTTP/1.1\r\nHost: slow\r\n";
+    ASSERT_GT(::write(fd, half, sizeof half - 1), 0);
+    slow.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all accepted
+  for (int probe = 0; probe < 3; ++probe) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string response = http_get(exposer.port(), "/healthz");
+    EXPECT_NE(response.find("200 OK"), std::string::npos) << response;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "probe " << probe;
+  }
+  for (int fd : slow) ::close(fd);
 }
 
 TEST(Registry, SerializesCountersAndGaugesInTextFormat) {

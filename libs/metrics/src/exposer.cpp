@@ -57,6 +57,9 @@ class HealthHandler final : public CivetHandler {
   HealthCheck check_;
 };
 
+constexpr int kWorkerThreads = 32;
+constexpr int kRequestTimeoutMs = 3000;
+
 }  // namespace
 
 class Exposer::Impl {
@@ -64,7 +67,21 @@ class Exposer::Impl {
   Impl(const Registry& registry, const std::string& address, HealthCheck health)
       : metrics_(registry), health_(std::move(health)) {
     // civetweb wants "host:port"; it reports a failure to bind as an exception.
-    const std::vector<std::string> options = {"listening_ports", address, "num_threads", "2"};
+    // A worker thread is held by one connection until its request is read: with
+    // 2 threads and civetweb's 30 s request timeout, two clients sending half a
+    // request (anyone the metrics port is open to) kept /healthz, the liveness
+    // probe, from answering, and the kubelet restarted the pod. Now a request
+    // must arrive within kRequestTimeoutMs (a scrape or a probe sends it in one
+    // segment), and kWorkerThreads threads serve: an attack must hold more than
+    // that many connections, each renewed every kRequestTimeoutMs, to delay a
+    // probe (docs/security.md, "Load and abuse").
+    const std::vector<std::string> options = {
+        "listening_ports",    address,
+        "num_threads",        std::to_string(kWorkerThreads),
+        "request_timeout_ms", std::to_string(kRequestTimeoutMs),
+        // Accepted connections waiting for a thread (civetweb's default 20).
+        "connection_queue",   "64",
+    };
     try {
       server_ = std::make_unique<CivetServer>(options);
     } catch (const std::exception& e) {
