@@ -1,10 +1,5 @@
 // The trainer service's pieces in-process: ReplaySource over a real replay
 // server (in-memory stores, loopback gRPC) and TrainerMetrics.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -13,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "chessrl/chess/notation.h"
@@ -196,22 +193,22 @@ double series(const metrics::Registry& registry, const std::string& name) {
   return std::stod(text.substr(at + needle.size()));
 }
 
-// cancel(): a Sample in flight to a server that accepted the connection but
-// never answers (a pod gone quiet) ends at once with CANCELLED, not at its
-// deadline, and later calls fail without going out: a stopping trainer does
-// not wait out --rpc-deadline on a replay service that is gone.
+// cancel(): a Sample in flight to a server that never answers it (a pod gone
+// quiet: here a gRPC server whose generic service never takes the call) ends
+// at once with CANCELLED, not at its deadline, and later calls fail without
+// going out: a stopping trainer does not wait out --rpc-deadline on a replay
+// service that is gone.
 TEST(ReplaySourceCancel, EndsTheCallInFlightAndEveryLaterOne) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(fd, 8), 0);  // the kernel accepts; nobody speaks HTTP/2
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  grpc::ServerBuilder builder;
+  grpc::AsyncGenericService silent;  // calls wait for a RequestCall that never comes
+  builder.RegisterAsyncGenericService(&silent);
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  auto cq = builder.AddCompletionQueue();
+  auto server = builder.BuildAndStart();
+  ASSERT_TRUE(server && port > 0);
   rpc::ClientOptions options;
-  options.address = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  options.address = "127.0.0.1:" + std::to_string(port);
   options.deadline = std::chrono::seconds(30);
   options.attempts = 1;
   ReplaySource source(std::make_shared<rpc::ReplayClient>(options));
@@ -230,7 +227,12 @@ TEST(ReplaySourceCancel, EndsTheCallInFlightAndEveryLaterOne) {
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().find("CANCELLED"), std::string::npos) << again.error();
   EXPECT_LT(std::chrono::steady_clock::now() - later, std::chrono::seconds(1));
-  ::close(fd);
+  server->Shutdown(std::chrono::system_clock::now());
+  cq->Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq->Next(&tag, &ok)) {
+  }
 }
 
 TEST(TrainerMetrics, StepsPausesAndPublishesUpdateTheSeries) {

@@ -5,6 +5,9 @@
 //   empty-games  games without positions (a draw at the move limit before any
 //                target), pushed 256 a call: Redis's memory and keys before
 //                and after, and what the window holds.
+//   big-push     clients with no token sending large PushGames at once (a
+//                token is checked once the message is in): the service's
+//                peak RSS, and whether it still serves its own clients.
 //   slow-http    clients that open the metrics port and send half a request,
 //                renewed as the server drops them: how many /healthz probes
 //                (what the kubelet's liveness probe asks) answer within 2 s.
@@ -16,7 +19,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -35,6 +40,11 @@ struct AbuseOptions {
   int games = 51200;      // empty-games: how many
   int slow_clients = 16;  // slow-http: connections holding the metrics port
   int probes = 5;         // slow-http: /healthz requests timed
+  int pushers = 6;        // big-push: concurrent clients
+  int push_mib = 59;      // big-push: size of each PushGames
+  int rounds = 3;         // big-push: pushes per client
+  bool with_token = false;  // big-push: the clients hold the self-play token
+  std::vector<std::string> replay_args;  // more chessrl-replay options
   std::string bin_dir;
 };
 
@@ -130,6 +140,85 @@ bool run_empty_games(const AbuseOptions& o) {
   return grew_mib <= 1.0;
 }
 
+bool run_big_push(const AbuseOptions& o) {
+  auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
+  const std::string token = "abuse-selfplay-token-0123456789";
+  ReplayChild replay = start_replay_child(
+      *redis, o.bin_dir, o.replay_args, false, "bench abuse",
+      {{"CHESSRL_TOKEN_SELFPLAY", token}, {"CHESSRL_TOKEN_TRAINER", token + "-trainer"},
+       {"CHESSRL_TOKEN_EVALUATOR", token + "-evaluator"}},
+      token);
+  const long rss_before = rss_kb(replay.child->pid());
+  // One request of about push_mib MiB: games whose move lists are long runs of
+  // the same (parseable) number; it is never valid, but it must be read first.
+  v1::PushGamesRequest request;
+  const std::size_t target = std::size_t(o.push_mib) << 20;
+  for (int i = 0; request.ByteSizeLong() < target; ++i) {
+    v1::Game* g = request.add_games();
+    g->set_id("abuse-big-" + std::to_string(i));
+    for (int m = 0; m < 50000; ++m) g->add_moves(0x0FFFFFFFu);
+  }
+  const double request_mib = double(request.ByteSizeLong()) / (1 << 20);
+  std::atomic<int> refused{0}, other{0};
+  std::string first_error;
+  std::mutex mu;
+  std::vector<std::thread> pushers;
+  std::atomic<bool> done{false};
+  long peak_kb = rss_before;
+  std::thread sampler([&] {
+    while (!done.load()) {
+      peak_kb = std::max(peak_kb, rss_kb(replay.child->pid()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  const auto start = Clock::now();
+  for (int p = 0; p < o.pushers; ++p)
+    pushers.emplace_back([&] {
+      rpc::ClientOptions options;
+      if (o.with_token) options.security.token = token;
+      options.address = "127.0.0.1:" + std::to_string(replay.port);
+      options.deadline = std::chrono::seconds(60);
+      options.attempts = 1;
+      options.max_message_bytes = 1 << 30;
+      rpc::ReplayClient client(options);
+      for (int r = 0; r < o.rounds; ++r) {
+        auto reply = client.push_games(request);
+        if (!reply.ok() && (reply.code() == grpc::StatusCode::UNAUTHENTICATED ||
+                            reply.code() == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+                            (o.with_token && reply.code() == grpc::StatusCode::UNAVAILABLE))) {
+          ++refused;
+        } else {
+          ++other;
+        }
+        if (!reply.ok()) {
+          std::lock_guard lock(mu);
+          if (first_error.empty()) first_error = reply.error().substr(0, 160);
+        }
+      }
+    });
+  for (auto& t : pushers) t.join();
+  const double seconds = seconds_since(start);
+  done = true;
+  sampler.join();
+  // The service still serves its own clients.
+  rpc::ClientOptions own;
+  own.address = "127.0.0.1:" + std::to_string(replay.port);
+  own.security.token = token;
+  own.deadline = std::chrono::seconds(5);
+  const bool serving = rpc::ReplayClient(own).stats().ok();
+  const long hwm = rss_kb(replay.child->pid(), true);
+  std::printf("big-push: %d clients %s, %d PushGames of %.0f MiB each, in %.1f s\n",
+              o.pushers, o.with_token ? "with the self-play token" : "without a token",
+              o.pushers * o.rounds, request_mib, seconds);
+  std::printf("  refused (UNAUTHENTICATED, RESOURCE_EXHAUSTED%s)  %d, other %d (first: %s)\n",
+              o.with_token ? ", UNAVAILABLE" : "", refused.load(), other.load(), first_error.c_str());
+  std::printf("  chessrl-replay RSS            %.0f MiB before, peak %.0f MiB (sampled), VmHWM %.0f MiB\n",
+              double(rss_before) / 1024, double(peak_kb) / 1024, double(hwm) / 1024);
+  std::printf("  still serving its clients     %s\n\n", serving ? "yes" : "NO");
+  replay.child->stop(std::chrono::seconds(10));
+  return serving && other.load() == 0 && (hwm - rss_before) < 256 * 1024;
+}
+
 bool run_slow_http(const AbuseOptions& o) {
   auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
   ReplayChild replay = start_replay_child(*redis, o.bin_dir, {}, true, "bench abuse");
@@ -190,10 +279,11 @@ void add_bench_abuse_command(CLI::App& bench) {
   auto o = std::make_shared<AbuseOptions>();
   CLI::App* cmd = bench.add_subcommand(
       "abuse", "What a hostile client does to chessrl-replay (over a private redis-server): "
-               "position-less games against Redis's memory, slow HTTP clients against /healthz. "
+               "position-less games against Redis's memory, large pushes without a token against "
+               "its memory, slow HTTP clients against /healthz. "
                "Exits 1 when a bound is broken");
-  cmd->add_option("--scenario", o->scenario, "empty-games, slow-http or all")
-      ->check(CLI::IsMember({"empty-games", "slow-http", "all"}))
+  cmd->add_option("--scenario", o->scenario, "empty-games, big-push, slow-http or all")
+      ->check(CLI::IsMember({"empty-games", "big-push", "slow-http", "all"}))
       ->capture_default_str();
   cmd->add_option("--games", o->games, "empty-games: position-less games to push")
       ->check(CLI::Range(1, 10000000))
@@ -204,12 +294,28 @@ void add_bench_abuse_command(CLI::App& bench) {
   cmd->add_option("--probes", o->probes, "slow-http: /healthz requests timed (one a second)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  cmd->add_option("--pushers", o->pushers, "big-push: concurrent clients without a token")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--push-mib", o->push_mib, "big-push: size of each PushGames (MiB)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "big-push: pushes per client")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_flag("--with-token", o->with_token,
+                "big-push: the clients hold the self-play token (an insider; the games are "
+                "still refused, after being read)");
+  cmd->add_option("--replay-arg", o->replay_args, "an option for chessrl-replay (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--bin-dir", o->bin_dir,
                   "where chessrl-replay is (default: beside this program, or the build tree)");
   cmd->callback([o] {
     bool ok = true;
-    if (o->scenario != "slow-http") ok = run_empty_games(*o) && ok;
-    if (o->scenario != "empty-games") ok = run_slow_http(*o) && ok;
+    const auto wants = [&](const char* name) { return o->scenario == "all" || o->scenario == name; };
+    if (wants("empty-games")) ok = run_empty_games(*o) && ok;
+    if (wants("big-push")) ok = run_big_push(*o) && ok;
+    if (wants("slow-http")) ok = run_slow_http(*o) && ok;
     std::printf("%s\n", ok ? "OK: every bound held" : "FAILED: a bound was broken (see above)");
     if (!ok) throw Error("bench abuse: a bound was broken");
   });

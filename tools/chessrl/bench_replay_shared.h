@@ -46,9 +46,11 @@ struct ReplayChild {
 
 // Starts it with `extra` arguments and waits until it answers Stats; errors
 // start with `what` ("bench load") and carry its log's tail.
-inline ReplayChild start_replay_child(const harness::RedisServer& redis, const std::string& bin_dir,
-                                      const std::vector<std::string>& extra, bool metrics,
-                                      const std::string& what) {
+inline ReplayChild start_replay_child(
+    const harness::RedisServer& redis, const std::string& bin_dir,
+    const std::vector<std::string>& extra, bool metrics, const std::string& what,
+    const std::vector<std::pair<std::string, std::string>>& env = {},
+    const std::string& token = "") {
   ChildSpec spec;
   spec.name = "replay";
   spec.argv = {find_service_binary("chessrl-replay", bin_dir).value_or_throw(), "--listen",
@@ -56,6 +58,7 @@ inline ReplayChild start_replay_child(const harness::RedisServer& redis, const s
                "--redis-port", std::to_string(redis.port())};
   spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
   spec.env = {{"CHESSRL_REDIS_PASSWORD", redis.password()}};
+  spec.env.insert(spec.env.end(), env.begin(), env.end());
   spec.log_path = redis.dir() + "/chessrl-replay.log";
   ReplayChild out;
   out.log_path = spec.log_path;
@@ -76,6 +79,7 @@ inline ReplayChild start_replay_child(const harness::RedisServer& redis, const s
   wait.address = "127.0.0.1:" + std::to_string(out.port);
   wait.attempts = 40;
   wait.backoff_max = std::chrono::milliseconds(250);
+  wait.security.token = token;
   if (auto up = rpc::ReplayClient(wait).stats(); !up.ok())
     throw Error(what + ": chessrl-replay did not answer (" + up.error() + "); its log:\n" +
                 out.child->log_tail(20));

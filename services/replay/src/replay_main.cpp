@@ -104,8 +104,9 @@ void add_options(CLI::App& app, Settings& s) {
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
   app.add_option("--max-message-bytes", s.server.max_message_bytes,
-                 "largest gRPC message received or sent")
-      ->check(CLI::Range(1 << 20, 1 << 30))
+                 "largest gRPC message received (a PushGames): gRPC reads a call's whole "
+                 "message before the service sees it")
+      ->check(CLI::Range(5 << 20, 1 << 30))
       ->capture_default_str();
   app.add_option("--max-game-bytes", s.server.replay.limits.max_game_bytes,
                  "largest accepted game (serialized bytes)")

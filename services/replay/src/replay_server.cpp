@@ -5,6 +5,7 @@
 #include <grpcpp/server_builder.h>
 
 #include "chessrl/core/error.h"
+#include "chessrl/rpc/token_gate.h"
 
 namespace chessrl::replay_service {
 
@@ -18,12 +19,13 @@ ReplayServer::ReplayServer(replay::ReplayStore& store, replay::ModelStore& model
       registry_service_(models, metrics_, options_.models, options_.auth) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  if (!options_.tls_cert_pem.empty()) {
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({options_.tls_key_pem, options_.tls_cert_pem});
-    credentials = grpc::SslServerCredentials(ssl);
-  }
+  // Plaintext or TLS, with the token checked on the initial metadata, before
+  // gRPC reads the message (rpc/token_gate.h); the handlers check the role.
+  std::shared_ptr<grpc::ServerCredentials> credentials = rpc::token_gated_credentials(
+      std::make_shared<const rpc::ServerAuth>(options_.auth), options_.tls_cert_pem,
+      options_.tls_key_pem, [this](const std::string& method, grpc::StatusCode code) {
+        metrics_.record_refusal(method, code);
+      });
   builder.AddListeningPort(options_.listen, credentials, &port_);
   builder.RegisterService(&replay_service_);
   builder.RegisterService(&registry_service_);
@@ -31,7 +33,8 @@ ReplayServer::ReplayServer(replay::ReplayStore& store, replay::ModelStore& model
                              static_cast<int>(options_.keepalive_min_ping_interval.count()));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
-  builder.SetMaxSendMessageSize(options_.max_message_bytes);
+  builder.SetMaxSendMessageSize(options_.max_send_message_bytes);
+
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) throw Error("replay: cannot listen on " + options_.listen);
   monitor_ = std::thread([this] { monitor(); });

@@ -114,6 +114,11 @@ void ReplayMetrics::record_call(const char* method, grpc::StatusCode code, doubl
     it->second->observe(seconds);
 }
 
+void ReplayMetrics::record_refusal(std::string_view method, grpc::StatusCode code) {
+  const auto it = durations_.find(method);
+  record_call(it != durations_.end() ? it->first.c_str() : "unknown", code, 0, false);
+}
+
 void ReplayMetrics::set_store_info(const replay::StoreServerInfo& info) {
   store_memory_used.set(static_cast<double>(info.used_memory_bytes));
   store_memory_max.set(static_cast<double>(info.max_memory_bytes));

@@ -24,7 +24,16 @@ struct ReplayServerOptions {
   std::string listen = "0.0.0.0:50051";  // "127.0.0.1:0" picks a free port
   ReplayServiceOptions replay;
   ModelRegistryOptions models;
-  int max_message_bytes = 64 << 20;
+  // The largest message received: a PushGames or a PublishModel chunk (4 MiB).
+  // gRPC reads a whole message before any handler runs, and holds it twice
+  // (the bytes and the parsed request) while the handler works, so this and
+  // the number of calls at once bound what pushes cost. The token is checked
+  // before the message is read (rpc/token_gate.h): only holders of a token can
+  // spend it. Self-play's default push (32 games, about 1 MiB) is far below
+  // it; a bigger batch the service refuses is split by the pusher.
+  int max_message_bytes = 8 << 20;
+  // The largest message sent (a Sample reply of up to --max-sample positions).
+  int max_send_message_bytes = 64 << 20;
   std::chrono::milliseconds monitor_interval{1000};
   // The shortest gap between a client's keepalive pings the server accepts
   // (rpc::ClientOptions::keepalive_time is 10 s); gRPC's default, 5 min, would

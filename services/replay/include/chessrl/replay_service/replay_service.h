@@ -54,6 +54,10 @@ struct ReplayMetrics {
   // observed unless `timed` is false (a WatchModels stream lasts as long as
   // its watcher).
   void record_call(const char* method, grpc::StatusCode code, double seconds, bool timed);
+  // A call the token gate refused before its message was read: counted as
+  // record_call does, a method this service does not have as "unknown" (the
+  // name comes from the client: any text would make a new series).
+  void record_refusal(std::string_view method, grpc::StatusCode code);
   // The server's INFO into the store_* gauges.
   void set_store_info(const replay::StoreServerInfo& info);
 
