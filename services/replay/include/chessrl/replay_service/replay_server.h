@@ -30,7 +30,8 @@ struct ReplayServerOptions {
   // the number of calls at once bound what pushes cost. The token is checked
   // before the message is read (rpc/token_gate.h): only holders of a token can
   // spend it. Self-play's default push (32 games of 200 plies, a target of up
-  // to 35 moves on every ply: about 1.6 MB) is far below it; a bigger batch the service refuses is split by the pusher.
+  // to 35 moves on every ply: about 1.6 MB) is far below it; a bigger batch
+  // the service refuses is split by the pusher.
   int max_message_bytes = 8 << 20;
   // The largest message sent (a Sample reply of up to --max-sample positions).
   int max_send_message_bytes = 64 << 20;
