@@ -23,6 +23,7 @@
 
 #include "../nn/model_bomb.h"
 #include "chessrl/metrics/registry.h"
+#include "chessrl/nn/checkpoint.h"
 #include "chessrl/rpc/clients.h"
 #include "evaluator.h"
 #include "chessrl/runtime/model_follower.h"
@@ -158,6 +159,24 @@ TEST_F(ModelRefusalTest, TheEvaluatorSkipsABombCountsItAndEvaluatesTheNextGoodVe
   EXPECT_EQ((*restarted)->last_evaluated(), 2u);
   std::error_code ignored;
   if (!HasFailure()) fs::remove_all(dir, ignored);
+}
+
+// A version past 2^53 - 1 (Redis's Lua compares versions as doubles, exact
+// to 2^53) is refused; the largest one leaves no next version, and a trainer
+// publishing after it says so instead of wrapping latest + 1 around to 0.
+TEST_F(ModelRefusalTest, VersionsPastTheLargestAreRefusedAndTheNextPublishSaysWhy) {
+  v1::ModelInfo info;
+  info.set_version(rpc::kMaxModelVersion + 1);
+  auto refused = client_->publish(info, tiny_model(1));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), grpc::StatusCode::INVALID_ARGUMENT) << refused.error();
+  EXPECT_NE(refused.error().find("2^53 - 1"), std::string::npos) << refused.error();
+  publish(rpc::kMaxModelVersion);
+  auto checkpoint = nn::parse_checkpoint(tiny_model(1));
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.error();
+  auto next = runtime::publish_model(*client_, *checkpoint, "1x8", "test");
+  ASSERT_FALSE(next.ok());
+  EXPECT_NE(next.error().find("leaves no next version"), std::string::npos) << next.error();
 }
 
 }  // namespace

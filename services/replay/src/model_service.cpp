@@ -7,6 +7,7 @@
 
 #include "handler_util.h"
 #include "chessrl/replay_service/replay_service.h"
+#include "chessrl/rpc/clients.h"
 
 namespace chessrl::replay_service {
 namespace {
@@ -79,6 +80,12 @@ Status ModelRegistryImpl::publish(grpc::ServerContext& context,
   if (!chunk.has_info() || chunk.info().version() == 0) {
     return Status(StatusCode::INVALID_ARGUMENT,
                   "PublishModel: the first chunk must carry info with a version > 0");
+  }
+  if (chunk.info().version() > rpc::kMaxModelVersion) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "PublishModel: version " + std::to_string(chunk.info().version()) +
+                      " is above the largest the registry takes (" +
+                      std::to_string(rpc::kMaxModelVersion) + ", 2^53 - 1)");
   }
   replay::ModelMeta meta = from_proto(chunk.info());
   const std::string too_large = "PublishModel: the model is larger than --max-model-bytes (" +

@@ -42,7 +42,12 @@ Result<std::uint64_t> publish_model(rpc::ModelRegistryClient& registry,
                                     const std::string& producer) {
   auto latest = registry.latest();
   if (!latest.ok()) return fail("publish: " + latest.error());
-  const std::uint64_t version = (latest->has_value() ? (*latest)->version() : 0) + 1;
+  const std::uint64_t newest = latest->has_value() ? (*latest)->version() : 0;
+  if (newest >= rpc::kMaxModelVersion)
+    return fail("publish: the registry's latest version is " + std::to_string(newest) +
+                ", which leaves no next version (the largest is " +
+                std::to_string(rpc::kMaxModelVersion) + "); was it published by hand?");
+  const std::uint64_t version = newest + 1;
   nn::Checkpoint versioned = weights;
   versioned.info.version = static_cast<std::int64_t>(version);
   const std::string blob = nn::serialize_checkpoint(versioned);

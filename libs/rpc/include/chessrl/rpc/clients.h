@@ -27,6 +27,11 @@
 
 namespace chessrl::rpc {
 
+// The largest model version the registry takes: 2^53 - 1. Redis's Lua keeps
+// numbers as doubles, exact only up to 2^53, and a version must leave room
+// for the next one (latest + 1); the service refuses larger ones.
+inline constexpr std::uint64_t kMaxModelVersion = (std::uint64_t{1} << 53) - 1;
+
 // Who the client is and how it reaches the server safely.
 struct ClientSecurity {
   // Sent with every call as `authorization: Bearer <token>` when not empty
