@@ -143,7 +143,10 @@ ReplayServiceImpl::ReplayServiceImpl(replay::ReplayStore& store, ReplayMetrics& 
       metrics_(metrics),
       options_(options),
       auth_(auth),
-      seed_base_(std::random_device{}()) {}
+      seed_base_([] {
+        std::random_device rd;  // 32 bits a call: two make the 64-bit base
+        return (std::uint64_t(rd()) << 32) ^ rd();
+      }()) {}
 
 Status ReplayServiceImpl::PushGames(grpc::ServerContext* context,
                                     const v1::PushGamesRequest* request,
