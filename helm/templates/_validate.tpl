@@ -16,6 +16,7 @@ others). The check helpers live with their component (redis/_redis.tpl, ...).
       "chess-rl.validateValues.fullname"
       "chess-rl.validateValues.redis.external"
       "chess-rl.validateValues.redis.externalAuth"
+      "chess-rl.validateValues.redis.openAuth"
       "chess-rl.validateValues.redis.config"
       "chess-rl.validateValues.tls"
       "chess-rl.validateValues.replay.ports"

@@ -20,6 +20,8 @@ const cases = {
     says: /redis\.enabled=false needs redis\.external\.host/ },
   'redis.externalAuth': { args: set('redis.enabled=false', 'redis.external.host=redis.example.internal'),
     says: /redis\.enabled=false with redis\.auth\.enabled=true needs .*redis\.auth\.existingSecret/ },
+  'redis.openAuth': { args: set('redis.auth.enabled=false', 'networkPolicy.enabled=false'),
+    says: /redis\.auth\.enabled=false with the chart's Redis \(redis\.enabled=true\) needs networkPolicy\.enabled=true/ },
   'redis.config': { args: set('redis.config.maxmemory-policy=allkeys-lru'),
     says: /redis\.config\.maxmemory-policy: the chart sets this directive itself/ },
   tls: { args: [SKIP_SCHEMA, ...set('tls.enabled=true')], says: /tls\.enabled=true needs tls\.existingSecret/ },

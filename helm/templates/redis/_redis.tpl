@@ -91,6 +91,17 @@ redis.enabled=false with redis.auth.enabled=true needs the external Redis's pass
 {{- end -}}
 
 {{/*
+The chart's Redis without a password runs with protected-mode no and binds every
+interface: only the NetworkPolicy then keeps other pods away from it.
+*/}}
+{{- define "chess-rl.validateValues.redis.openAuth" -}}
+{{- $r := .Values.redis -}}
+{{- if and $r.enabled (not $r.auth.enabled) (not .Values.networkPolicy.enabled) -}}
+redis.auth.enabled=false with the chart's Redis (redis.enabled=true) needs networkPolicy.enabled=true: without a password Redis runs with protected-mode no on every interface, and only the NetworkPolicy keeps every pod but replay away from it (or set redis.auth.enabled=true)
+{{- end -}}
+{{- end -}}
+
+{{/*
 redis.config may not set what redis.conf sets itself, nor what would break the
 chart's Redis (a second password, daemonizing, an allkeys-* eviction policy).
 One line per such key.
