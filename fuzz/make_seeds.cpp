@@ -117,6 +117,13 @@ int main(int argc, char** argv) {
   write_game(games, "promotion-from-fen",
              uci_game("promo:1", "8/P6k/8/8/8/8/6pK/8 w - - 12 40", {"a7a8n", "g2g1q", "h2g1"},
                       v1::DRAW, v1::INSUFFICIENT_MATERIAL));
+  // A draw at the move limit before any target: no positions (counted, nothing kept).
+  v1::Game empty;
+  empty.set_id("empty-draw");
+  empty.set_producer("fuzz-seed");
+  empty.set_outcome(v1::DRAW);
+  empty.set_termination(v1::MOVE_LIMIT);
+  write_game(games, "move-limit-no-positions", empty);
   write_game(games, "en-passant-resign",
              uci_game("ep.1", "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
                       {"e5f6", "g8f6", "e1e2"}, v1::WHITE_WINS, v1::RESIGNATION));
