@@ -104,14 +104,15 @@ TEST_F(RedisStoreTest, PushStoresGamesAndStatsCountThem) {
   EXPECT_EQ(statuses, std::vector<PushStatus>(3, PushStatus::kStored));
   auto stats = store.stats();
   ASSERT_TRUE(stats.ok()) << stats.error();
-  EXPECT_EQ(stats->games, 3u);
+  EXPECT_EQ(stats->games, 2u);  // "c" has no positions: counted, not kept
   EXPECT_EQ(stats->positions, 12u);
   EXPECT_EQ(stats->games_total, 3u);
   EXPECT_EQ(stats->positions_total, 12u);
   EXPECT_EQ(stats->capacity, 1'000'000u);
   EXPECT_EQ(server_->cli({"GET", "t:pos:0"}), "a/0");
   EXPECT_EQ(server_->cli({"GET", "t:pos:11"}), "b/6");
-  EXPECT_EQ(server_->cli({"LRANGE", "t:window", "0", "-1"}), "0 5 a\n5 7 b\n12 0 c");
+  EXPECT_EQ(server_->cli({"LRANGE", "t:window", "0", "-1"}), "0 5 a\n5 7 b");
+  EXPECT_EQ(server_->cli({"EXISTS", "t:game:c"}), "0");
   EXPECT_EQ(server_->cli({"TTL", "t:game:a"}), "-1");
 }
 
