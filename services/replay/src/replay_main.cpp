@@ -116,7 +116,8 @@ void add_options(CLI::App& app, Settings& s) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   app.add_option("--max-model-bytes", s.server.models.max_model_bytes,
-                 "largest accepted model checkpoint")
+                 "largest accepted model checkpoint (replay holds a model twice while it is "
+                 "published or downloaded: keep it well under the memory limit)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
       ->capture_default_str();
   app.add_option("--keep-models", s.server.models.keep_models,

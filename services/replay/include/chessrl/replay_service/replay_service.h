@@ -90,7 +90,12 @@ class ReplayServiceImpl final : public v1::ReplayService::Service {
 };
 
 struct ModelRegistryOptions {
-  std::uint64_t max_model_bytes = 1ull << 30;
+  // A publish holds the model twice (assembled, then in the Redis command),
+  // as does a download (the Redis reply, then the copy read): 128 MiB keeps a
+  // publish and a download at once inside the chart's 512Mi limit for replay,
+  // and is above any network trained here (20x256, weights only: about 95 MB;
+  // values-gpu.yaml's 10x128: about 12 MB).
+  std::uint64_t max_model_bytes = 128ull << 20;
   std::uint32_t max_chunk_bytes = 4 << 20;  // PublishModel's data per message
   std::uint32_t chunk_bytes = 1 << 20;  // GetModel's data per message
   int watch_poll_ms = 1000;  // how often a watcher looks for versions other processes published
