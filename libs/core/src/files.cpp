@@ -66,11 +66,31 @@ Result<void> write_private_file(const std::string& path, std::string_view bytes)
   return {};
 }
 
+Result<std::string> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(path + ": cannot open: " + std::strerror(errno));
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      const int error = errno;
+      ::close(fd);
+      return fail(path + ": cannot read: " + std::strerror(error));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
 Result<std::string> read_secret_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(path + ": cannot read: " + std::strerror(errno));
-  std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail(path + ": cannot read: " + std::strerror(errno));
+  auto read = read_file(path);
+  if (!read) return fail(read.error());
+  std::string secret = std::move(read).value();
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
   if (secret.empty()) return fail(path + ": empty (no secret in it)");
   return secret;

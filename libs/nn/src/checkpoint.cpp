@@ -1,5 +1,7 @@
 #include "chessrl/nn/checkpoint.h"
 
+#include "chessrl/core/files.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -137,8 +139,8 @@ struct Sections {
   bool has_meta = false, has_tensors = false;
 };
 
-// Checks magic, version, length and CRC, and splits the body into sections.
-Result<Sections> split(std::string_view bytes) {
+// Checks magic, version, length and CRC; the body's length.
+Result<std::uint64_t> check_container(std::string_view bytes) {
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
     return fail("not a chess-rl checkpoint (the file does not start with CHRLCKPT)");
   if (bytes.size() < kHeaderSize + 4)
@@ -167,7 +169,13 @@ Result<Sections> split(std::string_view bytes) {
   std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
   if (crc32_of(bytes.substr(0, bytes.size() - 4)) != stored)
     return fail("checkpoint is corrupt: CRC-32 mismatch");
+  return *body_len;
+}
 
+// check_container, then the body split into sections.
+Result<Sections> split(std::string_view bytes) {
+  auto body_len = check_container(bytes);
+  if (!body_len) return fail(body_len.error());
   Sections s;
   Reader body(bytes.substr(kHeaderSize, size_t(*body_len)), "section");
   while (body.left() > 0) {
@@ -284,6 +292,17 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
   return out;
 }
 
+std::optional<std::string> checkpoint_damage(std::string_view bytes) {
+  if (bytes.size() >= kHeaderSize) {
+    std::uint32_t version;
+    std::memcpy(&version, bytes.data() + 8, 4);
+    if (std::memcmp(bytes.data(), kMagic, 8) == 0 && version != kFormatVersion) return std::nullopt;
+  }
+  auto container = check_container(bytes);
+  if (container) return std::nullopt;
+  return container.error();
+}
+
 Result<Checkpoint> parse_checkpoint(std::string_view bytes) {
   auto sections = split(bytes);
   if (!sections) return fail(sections.error());
@@ -371,14 +390,7 @@ std::vector<std::string> remove_stale_temp_files(const std::string& dir) {
   return removed;
 }
 
-Result<std::string> read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot open " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return fail("cannot read " + path);
-  return ss.str();
-}
+Result<std::string> read_file_bytes(const std::string& path) { return read_file(path); }
 
 Result<Checkpoint> load_checkpoint_file(const std::string& path) {
   auto bytes = read_file_bytes(path);

@@ -1,6 +1,8 @@
 // Where a run resumes: the newest checkpoint of the directory that reads back
-// whole, falling back to older ones (the newest may be corrupt: a disk error,
-// a file truncated outside the trainer). No LibTorch.
+// whole, falling back to older ones when the newest is proven damaged by its
+// own checks (a disk error, a file truncated outside the trainer); one that
+// cannot be read now, or that is whole but not usable by this build, stops the
+// resume instead. No LibTorch.
 #include <filesystem>
 
 #include "trainer_state.h"
@@ -15,19 +17,30 @@ Result<std::optional<ResumePoint>> find_resume_point(
   for (auto it = all->rbegin(); it != all->rend(); ++it) {
     const std::string& path = it->second;
     auto bytes = nn::read_file_bytes(path);
-    Result<TrainerState> state = fail("");
-    if (bytes) {
-      auto checkpoint = nn::parse_checkpoint(*bytes);
-      state = checkpoint ? trainer_state(*checkpoint) : fail(checkpoint.error());
-    }
-    const std::string error = !bytes ? bytes.error() : !state ? state.error() : "";
-    if (!error.empty()) {
+    // A file that cannot be read now (permissions, an I/O error, a volume
+    // gone) is not proven damaged: stop, and leave it where it is. Set aside,
+    // the next restart would find nothing and start again from step 0.
+    if (!bytes)
+      return fail("cannot read checkpoint " + path + " (" + bytes.error() +
+                  "); not moved aside: it may be whole. Fix the volume or its permissions, "
+                  "or move it away to resume from an older one");
+    auto checkpoint = nn::parse_checkpoint(*bytes);
+    Result<TrainerState> state = checkpoint ? trainer_state(*checkpoint) : fail(checkpoint.error());
+    if (!state) {
+      const auto damage = nn::checkpoint_damage(*bytes);
+      // Whole by its own checks (the CRC matches, or a newer build's format):
+      // this build cannot use it, and nothing proves it bad. Stop.
+      if (!damage)
+        return fail("checkpoint " + path + " is whole but this build cannot resume from it (" +
+                    state.error() + "); not moved aside. Was it written by a newer image (helm "
+                    "rollback)? Run that image, or move the file away to resume from an older one");
+      const std::string& error = *damage;
       errors += (errors.empty() ? "" : "; ") + path + ": " + error;
-      // Set aside (kept for a post-mortem), so no later resume reads it again
-      // and the next checkpoint of that step does not collide with it.
+      // Proven damaged: set aside (kept for a post-mortem), so no later resume
+      // reads it again and the next checkpoint of that step does not collide with it.
       std::error_code ec;
       std::filesystem::rename(path, path + ".corrupt", ec);
-      log("warning: checkpoint " + path + " is unreadable (" + error + ")" +
+      log("warning: checkpoint " + path + " is damaged (" + error + ")" +
           (ec ? "" : "; moved aside to " + path + ".corrupt") +
           (std::next(it) != all->rend() ? "; trying the previous one" : ""));
       continue;

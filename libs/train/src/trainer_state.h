@@ -29,8 +29,10 @@ Result<DecodedState> decode_state(std::string_view bytes);
 Result<std::vector<std::pair<std::int64_t, std::string>>> list_checkpoints(const std::string& dir);
 
 // The checkpoint a run resumes from: the newest in `dir` that reads back whole
-// (file, CRC, trainer state). An unreadable one is renamed to <name>.corrupt
-// with a warning and the previous one tried; a checkpoint written by another
+// (file, CRC, trainer state). One proven damaged by its own checks
+// (nn::checkpoint_damage) is renamed to <name>.corrupt with a warning and the
+// previous one tried; one that cannot be read now, or is whole but unusable by
+// this build (a newer format), is an error, and stays where it is; a checkpoint written by another
 // world size is taken with a warning naming both sizes (the weights and the
 // optimizer state are the same on every rank). Nothing when `dir` holds no
 // checkpoint; an error when none of them reads back.

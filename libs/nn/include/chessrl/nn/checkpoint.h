@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,12 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint);
 Result<Checkpoint> parse_checkpoint(std::string_view bytes);
 // Reads only the metadata (still checks the CRC).
 Result<ModelInfo> parse_checkpoint_info(std::string_view bytes);
+// What proves `bytes` damaged, from the container's own checks: not starting
+// with the magic, truncated, bytes after the end, or a CRC-32 mismatch.
+// Nothing when they pass, and for a format version this build does not know
+// (written by a newer build: not damage, and not checkable here): then a
+// failure of parse_checkpoint is not damage either.
+std::optional<std::string> checkpoint_damage(std::string_view bytes);
 
 // Writes atomically: a temporary file in the same directory (<path>.tmp.<pid>),
 // fsynced, renamed over `path`, then the directory fsynced, so a reader never
