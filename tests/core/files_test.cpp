@@ -70,6 +70,22 @@ TEST_F(FilesTest, ASecretFileIsReadWithoutItsTrailingLineBreak) {
   EXPECT_EQ(read_secret_file(path).value_or_throw(), "no newline");
 }
 
+// read_file: every byte, and every error of open() and read() an error (an
+// iostream reads a directory, or a file whose read fails, as empty).
+TEST_F(FilesTest, ReadFileReturnsTheBytesOrNamesTheError) {
+  const std::string path = dir_ + "/bytes";
+  std::string bytes(200000, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i * 7);
+  ASSERT_TRUE(write_file_atomically(path, bytes).ok());
+  auto read = read_file(path);
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(*read, bytes);
+  auto directory = read_file(dir_);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().rfind(dir_ + ": cannot read: Is a directory", 0), 0u)
+      << directory.error();
+}
+
 TEST_F(FilesTest, AMissingOrEmptySecretFileIsAnErrorNamingIt) {
   const std::string missing = dir_ + "/missing";
   auto none = read_secret_file(missing);

@@ -68,7 +68,7 @@ Result<void> write_private_file(const std::string& path, std::string_view bytes)
 
 Result<std::string> read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(path + ": cannot open: " + std::strerror(errno));
+  if (fd < 0) return fail(path + ": cannot read: " + std::strerror(errno));
   std::string out;
   char buf[1 << 16];
   for (;;) {
