@@ -271,6 +271,15 @@ TEST(TrainerFaults, AFlushedStoreCounterRebasesTheReuseCap) {
   EXPECT_DOUBLE_EQ(cb.reports.back().sample_reuse, 2.0);
 }
 
+// tiny() for 4 steps, checkpointed every 2 into `dir` (ckpt 2 and 4).
+TrainerOptions four_steps_checkpointed(const TempDir& dir) {
+  TrainerOptions o = tiny();
+  o.checkpoint_dir = dir.path.string();
+  o.checkpoint_every = 2;
+  o.steps = 4;
+  return o;
+}
+
 // A checkpoint that cannot be read now (here: a directory in its place; an I/O
 // or permission error alike) or that is whole but of a newer format (a helm
 // rollback) is not proven damaged: the resume stops naming it and leaves it
@@ -278,10 +287,7 @@ TEST(TrainerFaults, AFlushedStoreCounterRebasesTheReuseCap) {
 // started from step 0 and published the fresh weights as the newest model.
 TEST(TrainerFaults, ACheckpointNotProvenDamagedStopsTheResumeAndStaysPut) {
   TempDir dir("not-damaged");
-  TrainerOptions o = tiny();
-  o.checkpoint_dir = dir.path.string();
-  o.checkpoint_every = 2;
-  o.steps = 4;
+  TrainerOptions o = four_steps_checkpointed(dir);
   std::atomic<bool> stop{false};
   DatasetSource source(data(), 2);
   Lines first;
@@ -318,10 +324,7 @@ TEST(TrainerFaults, ACheckpointNotProvenDamagedStopsTheResumeAndStaysPut) {
 // warning; one written by another world size resumes with a warning naming both.
 TEST(TrainerFaults, ACorruptLatestCheckpointFallsBackToThePreviousOne) {
   TempDir dir("corrupt");
-  TrainerOptions o = tiny();
-  o.checkpoint_dir = dir.path.string();
-  o.checkpoint_every = 2;
-  o.steps = 4;
+  TrainerOptions o = four_steps_checkpointed(dir);
   std::atomic<bool> stop{false};
   DatasetSource source(data(), 2);
   Lines first;
