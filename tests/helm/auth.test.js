@@ -218,12 +218,12 @@ describe('tls', () => {
     assert.equal(flagValues(c, 'auth-dir').length, 1);
   });
 
-  it('replay\'s readiness becomes httpGet /healthz on the metrics port (kubelet gRPC probes cannot talk TLS)', async () => {
+  it('replay\'s readiness becomes httpGet /healthz on the probe port (kubelet gRPC probes cannot talk TLS)', async () => {
     const c = container(await render(TLS), 'replay');
     assert.equal(c.readinessProbe.grpc, undefined, 'still a grpc probe');
-    assert.deepEqual(c.readinessProbe.httpGet, { path: '/healthz', port: 'metrics' });
-    assert.ok((c.ports || []).some((p) => p.name === 'metrics'), 'no port named metrics');
-    assert.deepEqual(c.livenessProbe.httpGet, { path: '/metrics', port: 'metrics' });
+    assert.deepEqual(c.readinessProbe.httpGet, { path: '/healthz', port: 'probes' });
+    assert.ok((c.ports || []).some((p) => p.name === 'probes'), 'no port named probes');
+    assert.deepEqual(c.livenessProbe.httpGet, { path: '/livez', port: 'probes' });
   });
 
   for (const role of CLIENTS) {

@@ -13,7 +13,8 @@ const EXTERNAL = ['--set', 'redis.enabled=false', '--set', 'redis.external.host=
 before(() => prefetch([[]], [EXTERNAL]));
 const net = async (args = []) => network(await render(args), NS);
 
-const PORTS = { redis: 6379, grpc: 50051, rendezvous: 29500, metrics: { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 } };
+const PORTS = { redis: 6379, grpc: 50051, rendezvous: 29500, metrics: { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 },
+  probes: { replay: 9202, selfplay: 9201, trainer: 9200, evaluator: 9204 } };
 
 describe('NetworkPolicy', () => {
   it('a NetworkPolicy selects the Redis pods, with Ingress in its policyTypes', async () => {
@@ -71,6 +72,22 @@ describe('NetworkPolicy', () => {
         assert.ok(v.ok, `${src.what} -> ${c}:${port}: ${v.why}`);
       }
     }
+  });
+
+  it('no other pod and no scraper reaches a probe port (the kubelet probes from the node)', async () => {
+    const n = await net();
+    const scraper = n.outsider({ 'app.kubernetes.io/name': 'prometheus' }, 'monitoring');
+    const refused = [];
+    for (const [c, port] of Object.entries(PORTS.probes)) {
+      for (const src of [...n.pods, scraper]) {
+        // A trainer rank reaches the other ranks on every port (Gloo, NCCL).
+        if (c === 'trainer' && src.labels['app.kubernetes.io/component'] === 'trainer') continue;
+        if (src === n.pod(c)) continue;
+        const v = n.allowed(src, n.pod(c), port);
+        if (v.ok) refused.push(`${src.what} -> ${c}:${port}: allowed (${v.why})`);
+      }
+    }
+    assert.deepEqual(refused, []);
   });
 
   it('every pod whose egress is restricted may still resolve names (UDP and TCP 53)', async () => {

@@ -17,7 +17,7 @@ const COMPONENTS = ['selfplay', 'trainer', 'evaluator'];
 // Options that say where things are, who calls, or on what hardware and for how long a
 // process waits: they differ by environment and do not change how the loop trains.
 const NOT_SETTINGS = new Set([
-  'config', 'replay', 'registry', 'metrics-listen', 'replica', 'state-dir', 'checkpoint-dir',
+  'config', 'replay', 'registry', 'metrics-listen', 'probe-listen', 'replica', 'state-dir', 'checkpoint-dir',
   'version-stats', 'acked-log', 'token-file', 'tls-ca', 'tls-server-name', 'device',
   'precision', 'mixed-precision', 'rendezvous-timeout', 'collective-timeout', 'engine',
 ]);

@@ -220,5 +220,47 @@ TEST(Exposer, PortInUseIsAClearError) {
   }
 }
 
+// The probe address (--probe-listen): /healthz and /livez alone, on threads of
+// their own, so that 64 slow clients holding every thread of the metrics port
+// (32) delay no probe there.
+TEST(Exposer, TheProbePortServesProbesAloneWhileSlowClientsHoldTheMetricsPort) {
+  Registry registry;
+  std::string problem;
+  Exposer exposer(registry, "127.0.0.1:0", [&] { return problem; }, "127.0.0.1:0");
+  ASSERT_GT(exposer.probe_port(), 0);
+  ASSERT_NE(exposer.probe_port(), exposer.port());
+  EXPECT_EQ(http_get(exposer.probe_port(), "/healthz").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(http_get(exposer.probe_port(), "/livez").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(http_get(exposer.probe_port(), "/metrics").find("HTTP/1.1 200"), std::string::npos);
+  std::vector<int> slow;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(exposer.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const char half[] = "GET /metrics HTTP/1.1\r\nHost: slow\r\n";
+    ASSERT_GT(::write(fd, half, sizeof half - 1), 0);
+    slow.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  problem = "no progress for 901 s";
+  for (int probe = 0; probe < 3; ++probe) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string response = http_get(exposer.probe_port(), "/healthz");
+    EXPECT_EQ(response.rfind("HTTP/1.1 503", 0), 0u) << response;
+    EXPECT_NE(response.find("no progress for 901 s"), std::string::npos) << response;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "probe " << probe;
+  }
+  for (int fd : slow) ::close(fd);
+}
+
+TEST(Exposer, NoProbePortWithoutAnAddressOrWithOff) {
+  Registry registry;
+  EXPECT_EQ(Exposer(registry, "127.0.0.1:0").probe_port(), 0);
+  EXPECT_EQ(Exposer(registry, "127.0.0.1:0", {}, "off").probe_port(), 0);
+}
+
 }  // namespace
 }  // namespace chessrl::metrics

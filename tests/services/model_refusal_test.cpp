@@ -179,5 +179,32 @@ TEST_F(ModelRefusalTest, VersionsPastTheLargestAreRefusedAndTheNextPublishSaysWh
   EXPECT_NE(next.error().find("leaves no next version"), std::string::npos) << next.error();
 }
 
+// A trainer that starts over (its checkpoints lost) or redoes the steps since
+// its last checkpoint must not send self-play back to an older model: a model
+// of the same network trained less far than the registry's latest is not
+// published, saying why; at the same step or beyond, or of another network,
+// it is.
+TEST_F(ModelRefusalTest, AModelTrainedLessFarThanTheLatestIsNotPublished) {
+  auto checkpoint = nn::parse_checkpoint(tiny_model(1));
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.error();
+  checkpoint->info.step = 500;
+  auto first = runtime::publish_model(*client_, *checkpoint, "1x8", "test");
+  ASSERT_TRUE(first.ok()) << first.error();
+  checkpoint->info.step = 20;
+  auto older = runtime::publish_model(*client_, *checkpoint, "1x8", "test");
+  ASSERT_FALSE(older.ok());
+  EXPECT_NE(older.error().find("trained to step 500, beyond this model's step 20"),
+            std::string::npos)
+      << older.error();
+  auto latest = client_->latest();
+  ASSERT_TRUE(latest.ok() && latest->has_value());
+  EXPECT_EQ((*latest)->version(), *first);  // nothing published
+  auto other_network = runtime::publish_model(*client_, *checkpoint, "2x16", "test");
+  EXPECT_TRUE(other_network.ok()) << other_network.error();
+  checkpoint->info.step = 600;
+  auto ahead = runtime::publish_model(*client_, *checkpoint, "2x16", "test");
+  EXPECT_TRUE(ahead.ok()) << ahead.error();
+}
+
 }  // namespace
 }  // namespace chessrl

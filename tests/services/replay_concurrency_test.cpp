@@ -300,5 +300,99 @@ TEST(ReplayConcurrencyTest, PublisherReadersBestSetterAndWatcherAtOnce) {
   EXPECT_EQ(kept->back().version, kVersions);
 }
 
+// --model-download-budget and --max-watchers: a download held open (a client
+// reading slowly) takes the budget; a second that does not fit beside it is
+// refused UNAVAILABLE, naming the flag, and one fits again once the first is
+// done. Likewise a second WatchModels stream over --max-watchers 1.
+TEST(ReplayCapsTest, DownloadsBeyondTheBudgetAndWatchersBeyondTheCapAreRefused) {
+  replay::MemoryModelStore store;
+  metrics::Registry registry;
+  ReplayMetrics metrics(registry);
+  const rpc::ServerAuth auth;
+  const std::string blob(3000, 'w');
+  replay::ModelMeta meta;
+  meta.version = 1;
+  meta.size_bytes = blob.size();
+  meta.crc32 = rpc::blob_crc32(blob);
+  ASSERT_TRUE(store.publish(meta, blob).ok());
+  ModelRegistryOptions options;
+  options.max_model_bytes = 4000;
+  options.download_budget_bytes = 4000;  // one 3000-byte model at a time
+  options.chunk_bytes = 1000;
+  options.max_watchers = 1;
+  ModelRegistryImpl service(store, metrics, options, auth);
+
+  // The first download stops in its second Write until released.
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool inside = false, release = false;
+  std::thread slow([&] {
+    grpc::testing::MockServerWriter<v1::ModelChunk> writer;
+    int writes = 0;
+    EXPECT_CALL(writer, Write(_, _)).WillRepeatedly(Invoke([&](const v1::ModelChunk&, grpc::WriteOptions) {
+      if (++writes == 2) {
+        std::unique_lock lock(mutex);
+        inside = true;
+        cv.notify_all();
+        cv.wait(lock, [&] { return release; });
+      }
+      return true;
+    }));
+    grpc::ServerContext context;
+    EXPECT_TRUE(service.get_model(context, v1::GetModelRequest{}, writer).ok());
+  });
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return inside; }));
+  }
+  EXPECT_NE(registry.serialize().find("chessrl_replay_model_download_bytes 3000"), std::string::npos);
+  auto download = [&] {
+    grpc::testing::MockServerWriter<v1::ModelChunk> writer;
+    EXPECT_CALL(writer, Write(_, _)).WillRepeatedly(::testing::Return(true));
+    grpc::ServerContext context;
+    return service.get_model(context, v1::GetModelRequest{}, writer);
+  };
+  const grpc::Status busy = download();
+  EXPECT_EQ(busy.error_code(), grpc::StatusCode::UNAVAILABLE) << busy.error_message();
+  EXPECT_NE(busy.error_message().find("--model-download-budget"), std::string::npos)
+      << busy.error_message();
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+  }
+  cv.notify_all();
+  slow.join();
+  const grpc::Status again = download();
+  EXPECT_TRUE(again.ok()) << again.error_message();
+  EXPECT_NE(registry.serialize().find("chessrl_replay_model_download_bytes 0"), std::string::npos);
+
+  // Watchers: the first stays open; the second is refused; after the first
+  // ends, one is accepted again.
+  std::atomic<bool> first_open{false};
+  grpc::Status first_status;
+  std::thread watcher([&] {
+    grpc::testing::MockServerWriter<v1::ModelInfo> writer;
+    EXPECT_CALL(writer, Write(_, _)).WillRepeatedly(Invoke([&](const v1::ModelInfo&, grpc::WriteOptions) {
+      first_open = true;
+      return true;
+    }));
+    grpc::ServerContext context;
+    first_status = service.watch_models(context, v1::WatchModelsRequest{}, writer);
+  });
+  for (int i = 0; i < 1000 && !first_open; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(first_open.load());
+  EXPECT_NE(registry.serialize().find("chessrl_replay_model_watchers 1"), std::string::npos);
+  grpc::testing::MockServerWriter<v1::ModelInfo> second_writer;
+  EXPECT_CALL(second_writer, Write(_, _)).Times(0);
+  grpc::ServerContext second_context;
+  const grpc::Status second =
+      service.watch_models(second_context, v1::WatchModelsRequest{}, second_writer);
+  EXPECT_EQ(second.error_code(), grpc::StatusCode::UNAVAILABLE) << second.error_message();
+  EXPECT_NE(second.error_message().find("--max-watchers"), std::string::npos) << second.error_message();
+  service.stop_watchers();
+  watcher.join();
+  EXPECT_NE(registry.serialize().find("chessrl_replay_model_watchers 0"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace chessrl::replay_service

@@ -8,7 +8,13 @@
 //   - Redis flushed (FLUSHALL) under a running trainer with --max-reuse: it
 //     neither crashes nor stalls; it waits for new data and continues;
 //   - --schedule cosine with --steps 0 refused; the summary line is JSON even
-//     for a checkpoint path that is not UTF-8.
+//     for a checkpoint path that is not UTF-8;
+//   - a data fetch that never returns: /healthz (on the metrics and the probe
+//     port) turns 503 once --stall-timeout passes without progress, naming
+//     the step; SIGTERM still stops it.
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
+
 #include "chessrl/replay/redis_store.h"
 #include "hanging_registry.h"
 #include "trainer_test_util.h"
@@ -182,6 +188,70 @@ TEST_F(TrainerBinaryTest, CosineWithoutALengthIsRefusedAndTheSummaryIsJson) {
   EXPECT_NE(checkpoint.find("odd \"dir\"\t"), std::string::npos) << checkpoint;
   EXPECT_EQ(r.summary["end_step"], 1);
   EXPECT_EQ(r.summary["published"], 0);
+}
+
+// The replay service accepts the connection and never answers: a gRPC server
+// whose generic service never takes a call. The prefetcher's Sample hangs (its
+// deadline is 600 s), no step is done and no fetch returns. No data gates
+// (their status call would hang the same way, before the step).
+// A liveness probe must see that, and a rank waiting on a hung call must still
+// stop on SIGTERM.
+TEST_F(TrainerBinaryTest, HealthzTurns503OnceAFetchHangsPastTheStallTimeout) {
+  grpc::ServerBuilder builder;
+  grpc::AsyncGenericService silent;  // calls wait for a RequestCall that never comes
+  builder.RegisterAsyncGenericService(&silent);
+  int replay_port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &replay_port);
+  auto cq = builder.AddCompletionQueue();
+  auto server = builder.BuildAndStart();
+  ASSERT_TRUE(server && replay_port > 0);
+  Child child = Child::start(
+      {CHESSRL_TRAINER_BINARY, "--replay", "127.0.0.1:" + std::to_string(replay_port), "--net", "2x16", "--device", "cpu",
+       "--threads", "1", "--batch-size", "8", "--steps", "5", "--min-window", "0",
+       "--max-reuse", "0", "--metrics-listen", "127.0.0.1:0",
+       "--probe-listen", "127.0.0.1:0", "--rpc-deadline", "600", "--collective-timeout", "1",
+       "--stall-timeout", "4"},
+      {}, dir(), "stall");
+  const int port = testing::logged_port(path("stall.err"), "metrics on port ", 30s);
+  const int probes = testing::logged_port(path("stall.err"), "probes on port ", 30s);
+  ASSERT_GT(port, 0) << child.err();
+  ASSERT_GT(probes, 0) << child.err();
+  const auto started = std::chrono::steady_clock::now();
+  std::string health = http_get(port, "/healthz");
+  EXPECT_NE(health.find(" 200 "), std::string::npos) << health;  // within its bound yet
+  while (std::chrono::steady_clock::now() - started < 30s &&
+         health.find(" 503 ") == std::string::npos) {
+    std::this_thread::sleep_for(200ms);
+    health = http_get(port, "/healthz");
+  }
+  ASSERT_NE(health.find(" 503 "), std::string::npos) << health << "\n" << child.err();
+  EXPECT_NE(health.find("no progress for"), std::string::npos) << health;
+  // What it was in: the step, or waiting for its data (a first fetch may fail
+  // at once while the channel connects; the next one hangs).
+  EXPECT_NE(health.find("step 1"), std::string::npos) << health;
+  EXPECT_NE(health.find("within 4 s"), std::string::npos) << health;
+  // The kubelet's port says the same; /livez there only says the process serves.
+  EXPECT_NE(http_get(probes, "/healthz").find(" 503 "), std::string::npos);
+  EXPECT_NE(http_get(probes, "/livez").find(" 200 "), std::string::npos);
+  EXPECT_EQ(http_get(probes, "/metrics").find(" 200 "), std::string::npos);  // not served there
+
+  child.signal(SIGTERM);
+  const RunResult r = finish(child, 30s);
+  EXPECT_EQ(r.code, 0) << describe(r);
+  server->Shutdown(std::chrono::system_clock::now());
+  cq->Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq->Next(&tag, &ok)) {
+  }
+}
+
+TEST_F(TrainerBinaryTest, AStallTimeoutNotAboveTheCollectiveTimeoutIsRefused) {
+  const RunResult r = run("stall-bad", {"--stall-timeout", "60", "--collective-timeout", "60"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("--stall-timeout 60 must be longer than --collective-timeout 60"),
+            std::string::npos)
+      << describe(r);
 }
 
 }  // namespace

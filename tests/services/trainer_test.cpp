@@ -245,9 +245,12 @@ TEST_F(TrainerReplayTest, TrainsOnSampledPositionsAndPublishesAModelVersion) {
 // GET `target` from 127.0.0.1:port: the whole response, headers included.
 
 TEST_F(TrainerReplayTest, PausesBelowTheMinimumWindowAndStillStopsOnSigterm) {
+  // --stall-timeout 2: a paused rank makes progress (it looks at the data
+  // gates every second), so /healthz stays 200 past that bound.
   Child child = start_replay("replay-pause", {"--steps", "3", "--batch-size", "16",
                                               "--min-window", "1000000", "--metrics-listen",
-                                              "127.0.0.1:0"});
+                                              "127.0.0.1:0", "--stall-timeout", "2",
+                                              "--collective-timeout", "1"});
   // Wait for the pause to be logged (and the metrics port).
   int port = 0;
   bool paused = false;
@@ -263,8 +266,8 @@ TEST_F(TrainerReplayTest, PausesBelowTheMinimumWindowAndStillStopsOnSigterm) {
   ASSERT_TRUE(paused) << child.err();
   ASSERT_GT(port, 0) << child.err();
 
-  // Still paused a moment later, at step 0, and /metrics says so.
-  std::this_thread::sleep_for(500ms);
+  // Still paused past the stall timeout, at step 0, and /metrics says so.
+  std::this_thread::sleep_for(3s);
   const std::string metrics = http_get(port, "/metrics");
   EXPECT_NE(metrics.find("\nchessrl_trainer_paused 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\nchessrl_trainer_steps_total 0"), std::string::npos) << metrics;

@@ -1,13 +1,16 @@
 // `chessrl local`'s supervisor with /bin/sh children and millisecond backoffs:
 // a killed child is restarted and counted, the backoff doubles, a crash loop
 // stops the run naming the child and its log's end, an optional child is left
-// stopped instead, and nothing is restarted once stop_all() began.
+// stopped instead, nothing is restarted once stop_all() began, and a child
+// whose liveness check keeps failing is stopped (SIGKILL when it ignores
+// SIGTERM) and restarted.
 #include "local_supervisor.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -28,6 +31,9 @@ RestartPolicy fast() {
   p.healthy_after = 10s;
   p.max_crashes = 4;
   p.crash_window = 60s;
+  p.liveness_period = 20ms;
+  p.liveness_failures = 3;
+  p.liveness_grace = 200ms;
   return p;
 }
 
@@ -157,6 +163,69 @@ TEST_F(SupervisorTest, StartAgainIsNotARestart) {
   EXPECT_EQ(s.restarts("redis"), 0);
   EXPECT_FALSE(s.start_again("redis").ok());  // still running
   EXPECT_FALSE(s.start_again("nobody").ok());
+  s.stop_all();
+}
+
+}  // namespace
+}  // namespace chessrl::tool
+
+namespace chessrl::tool {
+namespace {
+
+class LivenessTest : public SupervisorTest {};
+
+TEST_F(LivenessTest, AChildFailingItsCheckInARowIsStoppedAndRestarted) {
+  Supervisor s(fast(), registry_);
+  // Its first run ignores SIGTERM, as a rank stuck in a kernel write or a
+  // collective may not act on it: the grace ends with SIGKILL. (Its restart
+  // does not, so that stop_all() is quick.)
+  const std::string marker = (dir_ / "ran-once").string();
+  ASSERT_TRUE(s.launch(sh("trainer-0", "if [ -e " + marker + " ]; then exec sleep 60; fi; touch " +
+                                          marker + "; trap '' TERM; while :; do sleep 1; done"))
+                  .ok());
+  const int first = s.child("trainer-0")->pid();
+  std::atomic<int> checks{0};
+  std::atomic<bool> stuck{true};
+  s.set_liveness("trainer-0", [&]() -> std::string {
+    ++checks;
+    return stuck ? "HTTP 503: no progress for 901 s: still in 'training step 8'" : "";
+  });
+  const auto polled = poll_until(s, [](const Supervisor::Poll& p) { return p.restarted; });
+  ASSERT_TRUE(polled.restarted);
+  EXPECT_GE(checks.load(), 3);  // three failures in a row before the stop
+  ASSERT_NE(s.child("trainer-0"), nullptr);
+  EXPECT_NE(s.child("trainer-0")->pid(), first);
+  EXPECT_EQ(s.restarts("trainer-0"), 1);
+  const std::string log = s.child("trainer-0")->log_tail(5);
+  EXPECT_NE(log.find("(restart 1)"), std::string::npos) << log;
+  stuck = false;  // healthy now: no more restarts
+  std::this_thread::sleep_for(150ms);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_FALSE(s.poll().restarted);
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(s.restarts("trainer-0"), 1);
+  s.stop_all();
+}
+
+TEST_F(LivenessTest, FailuresMustComeInARow) {
+  Supervisor s(fast(), registry_);
+  ASSERT_TRUE(s.launch(sh("trainer-0", "exec sleep 60")).ok());
+  const int pid = s.child("trainer-0")->pid();
+  std::atomic<int> checks{0};
+  // Every other check fails: never three in a row.
+  s.set_liveness("trainer-0", [&]() -> std::string {
+    return ++checks % 2 == 0 ? "connection refused" : "";
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 400ms;
+  while (std::chrono::steady_clock::now() < deadline) {
+    EXPECT_FALSE(s.poll().restarted);
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_GE(checks.load(), 6);
+  ASSERT_NE(s.child("trainer-0"), nullptr);
+  EXPECT_EQ(s.child("trainer-0")->pid(), pid);
+  EXPECT_EQ(s.restarts("trainer-0"), 0);
   s.stop_all();
 }
 

@@ -117,6 +117,10 @@ void Child::terminate() {
   if (!exited()) ::kill(pid_, SIGTERM);
 }
 
+void Child::kill() {
+  if (!exited()) ::kill(pid_, SIGKILL);
+}
+
 bool Child::stop(std::chrono::milliseconds grace) {
   if (exited()) return true;
   ::kill(pid_, SIGTERM);

@@ -43,6 +43,8 @@ class Child {
 
   // Sends SIGTERM (if it is still running) and returns.
   void terminate();
+  // Sends SIGKILL (if it is still running) and returns.
+  void kill();
   // SIGTERM, then up to `grace` for it to exit, then SIGKILL. True when it
   // exited by itself within the grace period.
   bool stop(std::chrono::milliseconds grace);

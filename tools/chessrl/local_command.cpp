@@ -7,7 +7,8 @@
 // Prometheus (Debian's `prometheus`) scrapes every child with the chart's
 // recording rules and alerts, its data under --dir too (--no-prometheus: none).
 // A child that dies is restarted with backoff (local_supervisor.h); one that
-// keeps dying stops the run. The options are in local_options.h.
+// keeps dying stops the run. A trainer rank whose /healthz keeps failing (no
+// progress) is stopped and restarted too. The options are in local_options.h.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -490,6 +491,21 @@ int LocalRun::run(const StopSignals& stop) {
     if (!port) return abandon();
     pin_port(name, "--metrics-listen", *port);
     metrics_ports_.push_back({name, *port});
+    // A trainer rank's /healthz turns 503 once it makes no progress (a write
+    // on a wedged disk, a collective that never returns): restarted, as the
+    // chart's liveness probe does. The others' /healthz reports what a restart
+    // would not mend (replay or the registry unreachable): only their exit is.
+    if (name.rfind("trainer-", 0) == 0) {
+      const int health_port = *port;
+      supervisor_.set_liveness(name, [health_port]() -> std::string {
+        auto reply = http_get(health_port, "/healthz", std::chrono::milliseconds(2000));
+        if (!reply.ok()) return reply.error();
+        if (reply->status == 200) return "";
+        std::string body = reply->body;
+        while (!body.empty() && body.back() == '\n') body.pop_back();
+        return "HTTP " + std::to_string(reply->status) + ": " + body;
+      });
+    }
   }
   if (!o_.no_prometheus) start_prometheus(stop);
   ready_ = true;

@@ -35,6 +35,11 @@ struct Supervisor::Supervised {
   std::chrono::milliseconds backoff{0};
   std::deque<Clock::time_point> exits;  // within the crash window
   int restarts = 0;
+  LivenessCheck liveness;
+  Clock::time_point next_check;
+  int failed_checks = 0;              // in a row
+  std::string killed_for;             // stopped by a failed liveness check: why
+  Clock::time_point kill_at;          // then SIGKILL, if it has not exited
   metrics::Counter* restarts_total = nullptr;
   metrics::Gauge* up = nullptr;
 };
@@ -58,6 +63,9 @@ Result<void> Supervisor::start(Supervised& s) {
   s.process = std::move(process).value();
   s.started = Clock::now();
   s.waiting = false;
+  s.failed_checks = 0;
+  s.killed_for.clear();
+  s.next_check = s.started + policy_.liveness_period;
   s.up->set(1);
   return {};
 }
@@ -91,6 +99,34 @@ void Supervisor::set_argv(const std::string& name, std::vector<std::string> argv
 void Supervisor::set_env(const std::string& name,
                          std::vector<std::pair<std::string, std::string>> env) {
   if (Supervised* s = find(name)) s->spec.env = std::move(env);
+}
+
+void Supervisor::set_liveness(const std::string& name, LivenessCheck check) {
+  if (Supervised* s = find(name)) {
+    s->liveness = std::move(check);
+    s->next_check = std::max(s->next_check, Clock::now() + policy_.liveness_period);
+  }
+}
+
+void Supervisor::check_liveness(Supervised& s, Clock::time_point now) {
+  if (!s.killed_for.empty()) {  // stopping it: SIGKILL once the grace is over
+    if (now >= s.kill_at) s.process->kill();
+    return;
+  }
+  if (!s.liveness || now < s.next_check) return;
+  s.next_check = now + policy_.liveness_period;
+  const std::string problem = s.liveness();
+  if (problem.empty()) {
+    s.failed_checks = 0;
+    return;
+  }
+  if (++s.failed_checks < policy_.liveness_failures) return;
+  s.killed_for = "its liveness check failed " + std::to_string(s.failed_checks) +
+                 " times in a row: " + problem;
+  s.kill_at = now + policy_.liveness_grace;
+  std::fprintf(stderr, "\nchessrl local: %s: %s; stopping it to restart it\n",
+               s.spec.name.c_str(), s.killed_for.c_str());
+  s.process->terminate();
 }
 
 Result<Child*> Supervisor::start_again(const std::string& name) {
@@ -128,7 +164,9 @@ void Supervisor::on_exit(Supervised& s, Clock::time_point now, const std::string
   s.waiting = true;
   s.restart_at = now + s.backoff;
   const std::string happened =
-      status.rfind("could not start", 0) == 0 ? status : "stopped unexpectedly (" + status + ")";
+      status.rfind("could not start", 0) == 0 ? status
+      : !s.killed_for.empty()                 ? "was stopped (" + status + ") as " + s.killed_for
+                                              : "stopped unexpectedly (" + status + ")";
   std::fprintf(stderr, "\nchessrl local: %s %s; restarting it in %s (log %s)\n",
                s.spec.name.c_str(), happened.c_str(), seconds_text(s.backoff).c_str(),
                s.spec.log_path.c_str());
@@ -146,6 +184,7 @@ Supervisor::Poll Supervisor::poll() {
       if (result.stop_reason) return result;
       continue;
     }
+    if (!s.waiting) check_liveness(s, now);
     if (s.waiting && now >= s.restart_at) {
       ++s.restarts;
       s.restarts_total->inc();

@@ -5,12 +5,16 @@
 // `max_crashes` times within `crash_window` is crash-looping: the run stops,
 // naming it and showing the end of its log (an optional child, Prometheus, is
 // left stopped instead). Restarts are counted per child, for the status line
-// and `chessrl_local_child_restarts_total{child}`. Not thread-safe; one
-// supervising thread.
+// and `chessrl_local_child_restarts_total{child}`. A child with a liveness
+// check (the trainer ranks: /healthz, which answers 503 once a rank makes no
+// progress) is also restarted, as the kubelet does, when the check fails
+// `liveness_failures` times in a row, `liveness_period` apart: SIGTERM, then
+// SIGKILL after `liveness_grace`. Not thread-safe; one supervising thread.
 #pragma once
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,7 +32,15 @@ struct RestartPolicy {
   std::chrono::milliseconds healthy_after{60000};  // a run this long resets the backoff
   int max_crashes = 5;                             // exits within crash_window that stop the run
   std::chrono::milliseconds crash_window{std::chrono::minutes(10)};
+  // Liveness checks (the chart's trainer liveness probe: 20 s apart, 6 failures).
+  std::chrono::milliseconds liveness_period{10000};  // also the delay after a start
+  int liveness_failures = 3;
+  std::chrono::milliseconds liveness_grace{60000};   // SIGTERM, then SIGKILL
 };
+
+// "" while the child is healthy, else why not ("HTTP 503: no progress for ...",
+// "connection refused"). Called from the supervising thread; must be quick.
+using LivenessCheck = std::function<std::string()>;
 
 class Supervisor {
  public:
@@ -50,6 +62,10 @@ class Supervisor {
   void set_argv(const std::string& name, std::vector<std::string> argv);
   // Likewise its environment (MASTER_PORT of trainer rank 0).
   void set_env(const std::string& name, std::vector<std::pair<std::string, std::string>> env);
+  // From now on, `name` is checked every liveness_period (its first check one
+  // period after it started) and restarted when `check` fails
+  // liveness_failures times in a row.
+  void set_liveness(const std::string& name, LivenessCheck check);
 
   // Starts `name` again at once, not counted as a restart, after its first
   // start failed and was seen by the caller, not by poll() (redis-server on a
@@ -89,6 +105,8 @@ class Supervisor {
   // or, on a crash loop, set poll.stop_reason (or give an optional child up).
   void on_exit(Supervised& s, Clock::time_point now, const std::string& status, Poll& poll);
   Result<void> start(Supervised& s);
+  // The liveness check of a running child, when one is due; may stop it.
+  void check_liveness(Supervised& s, Clock::time_point now);
   Supervised* find(const std::string& name) const;
 
   RestartPolicy policy_;

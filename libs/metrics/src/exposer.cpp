@@ -40,6 +40,17 @@ class MetricsHandler final : public CivetHandler {
   const Registry& registry_;
 };
 
+// GET /livez: the process serves HTTP (what the chart's liveness probes of
+// replay, self-play and the evaluator ask; restarting them would not mend
+// what /healthz reports, an unreachable Redis or registry).
+class LiveHandler final : public CivetHandler {
+ public:
+  bool handleGet(CivetServer*, mg_connection* conn) override {
+    respond(conn, 200, "OK", "text/plain", "ok\n");
+    return true;
+  }
+};
+
 class HealthHandler final : public CivetHandler {
  public:
   explicit HealthHandler(HealthCheck check) : check_(std::move(check)) {}
@@ -59,14 +70,40 @@ class HealthHandler final : public CivetHandler {
 
 constexpr int kWorkerThreads = 32;
 constexpr int kRequestTimeoutMs = 3000;
+// The probe address: the kubelet sends a probe every few seconds, in one
+// segment, and nothing else reaches it (no NetworkPolicy rule opens it).
+constexpr int kProbeThreads = 4;
+constexpr int kProbeRequestTimeoutMs = 1000;
+
+std::unique_ptr<CivetServer> listen_on(const std::string& address, int threads, int timeout_ms,
+                                       int queue, const char* what) {
+  // civetweb wants "host:port"; it reports a failure to bind as an exception.
+  const std::vector<std::string> options = {
+      "listening_ports",    address,
+      "num_threads",        std::to_string(threads),
+      "request_timeout_ms", std::to_string(timeout_ms),
+      // Accepted connections waiting for a thread (civetweb's default 20).
+      "connection_queue",   std::to_string(queue),
+  };
+  try {
+    return std::make_unique<CivetServer>(options);
+  } catch (const std::exception& e) {
+    throw Error(std::string(what) + ": cannot listen on " + address + ": " + e.what());
+  }
+}
+
+int bound_port(CivetServer& server) {
+  const auto ports = server.getListeningPorts();
+  return ports.empty() ? 0 : ports.front();
+}
 
 }  // namespace
 
 class Exposer::Impl {
  public:
-  Impl(const Registry& registry, const std::string& address, HealthCheck health)
+  Impl(const Registry& registry, const std::string& address, HealthCheck health,
+       const std::string& probe_address)
       : metrics_(registry), health_(std::move(health)) {
-    // civetweb wants "host:port"; it reports a failure to bind as an exception.
     // A worker thread is held by one connection until its request is read: with
     // 2 threads and civetweb's 30 s request timeout, two clients sending half a
     // request (anyone the metrics port is open to) kept /healthz, the liveness
@@ -74,37 +111,41 @@ class Exposer::Impl {
     // must arrive within kRequestTimeoutMs (a scrape or a probe sends it in one
     // segment), and kWorkerThreads threads serve: an attack must hold more than
     // that many connections, each renewed every kRequestTimeoutMs, to delay a
-    // probe (docs/security.md, "Load and abuse").
-    const std::vector<std::string> options = {
-        "listening_ports",    address,
-        "num_threads",        std::to_string(kWorkerThreads),
-        "request_timeout_ms", std::to_string(kRequestTimeoutMs),
-        // Accepted connections waiting for a thread (civetweb's default 20).
-        "connection_queue",   "64",
-    };
-    try {
-      server_ = std::make_unique<CivetServer>(options);
-    } catch (const std::exception& e) {
-      throw Error("metrics: cannot listen on " + address + ": " + e.what());
-    }
+    // request. The probes go to probe_address, which only the kubelet reaches
+    // (docs/security.md, "Load and abuse").
+    server_ = listen_on(address, kWorkerThreads, kRequestTimeoutMs, 64, "metrics");
     server_->addHandler("/metrics", metrics_);
     server_->addHandler("/healthz", health_);
-    const auto ports = server_->getListeningPorts();
-    port_ = ports.empty() ? 0 : ports.front();
+    port_ = bound_port(*server_);
+    if (!probe_address.empty() && probe_address != "off") {
+      probes_ = listen_on(probe_address, kProbeThreads, kProbeRequestTimeoutMs, 16, "probes");
+      probes_->addHandler("/healthz", health_);
+      probes_->addHandler("/livez", live_);
+      probe_port_ = bound_port(*probes_);
+    }
   }
-  ~Impl() { server_->close(); }
+  ~Impl() {
+    if (probes_) probes_->close();
+    server_->close();
+  }
   int port() const { return port_; }
+  int probe_port() const { return probe_port_; }
 
  private:
   MetricsHandler metrics_;
   HealthHandler health_;
+  LiveHandler live_;
   std::unique_ptr<CivetServer> server_;
+  std::unique_ptr<CivetServer> probes_;
   int port_ = 0;
+  int probe_port_ = 0;
 };
 
-Exposer::Exposer(const Registry& registry, const std::string& address, HealthCheck health)
-    : impl_(std::make_unique<Impl>(registry, address, std::move(health))) {}
+Exposer::Exposer(const Registry& registry, const std::string& address, HealthCheck health,
+                 const std::string& probe_address)
+    : impl_(std::make_unique<Impl>(registry, address, std::move(health), probe_address)) {}
 Exposer::~Exposer() = default;
 int Exposer::port() const { return impl_->port(); }
+int Exposer::probe_port() const { return impl_->probe_port(); }
 
 }  // namespace chessrl::metrics

@@ -57,6 +57,7 @@ Result<void> TrainerOptions::validate() const {
                            "and schedule_steps is 0; set schedule_steps (or steps)");
   if (publish_flush_ms < 0) return bad("publish_flush_ms", "must be >= 0");
   if (stop_data_grace_ms < 0) return bad("stop_data_grace_ms", "must be >= 0");
+  if (stall_timeout_ms < 1000) return bad("stall_timeout_ms", "must be >= 1000");
   if (publish_every < 0) return bad("publish_every", "must be >= 0 (0: never)");
   if (!(max_reuse >= 0) || !std::isfinite(max_reuse)) return bad("max_reuse", "must be >= 0 (0: no cap)");
   if (prefetch_batches < 1 || prefetch_batches > 64) return bad("prefetch_batches", "must be 1..64");

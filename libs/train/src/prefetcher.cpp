@@ -33,11 +33,18 @@ void Prefetcher::stop() {
 }
 
 std::optional<Batch> Prefetcher::pop(const std::atomic<bool>& abandon,
-                                     std::chrono::milliseconds grace) {
+                                     std::chrono::milliseconds grace,
+                                     const std::function<void()>& waiting) {
   std::unique_lock lock(mu_);
   auto abandon_at = std::chrono::steady_clock::time_point::max();
   while (!stopping_ && queue_.empty()) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
+    if (waiting) {
+      lock.unlock();
+      waiting();
+      lock.lock();
+      if (stopping_ || !queue_.empty()) break;
+    }
     if (abandon.load() && abandon_at == std::chrono::steady_clock::time_point::max())
       abandon_at = std::chrono::steady_clock::now() + grace;
     if (std::chrono::steady_clock::now() >= abandon_at) return std::nullopt;
@@ -59,6 +66,7 @@ void Prefetcher::run() {
       if (stopping_) return;
     }
     auto examples = source_.fetch(next_step_, rank_, world_, batch_size_);
+    fetches_returned_.fetch_add(1);
     if (!examples || examples->size() != std::size_t(batch_size_)) {
       const std::string why = examples ? "got " + std::to_string(examples->size()) + " of " +
                                              std::to_string(batch_size_) + " examples"

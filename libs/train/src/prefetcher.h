@@ -32,8 +32,14 @@ class Prefetcher {
 
   // The next step's batch, waiting for it. Gives up (nullopt) after stop(),
   // or once `abandon` has been true for `grace` (the caller was asked to stop
-  // and the data does not come).
-  std::optional<Batch> pop(const std::atomic<bool>& abandon, std::chrono::milliseconds grace);
+  // and the data does not come). `waiting`, if set, is called about every
+  // 100 ms while it waits.
+  std::optional<Batch> pop(const std::atomic<bool>& abandon, std::chrono::milliseconds grace,
+                           const std::function<void()>& waiting = {});
+  // Fetches that returned so far, successful or not: while it grows, the
+  // source answers (a failing fetch is a wait with a reason); while it stands
+  // still and pop() waits, a fetch hangs.
+  std::uint64_t fetches_returned() const { return fetches_returned_.load(); }
   void stop();
 
  private:
@@ -47,6 +53,7 @@ class Prefetcher {
   double value_q_ratio_;
   bool mask_illegal_;
   std::function<void(const std::string&)> log_;
+  std::atomic<std::uint64_t> fetches_returned_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Batch> queue_;

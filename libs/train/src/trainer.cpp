@@ -57,6 +57,12 @@ class Run {
   Result<TrainSummary> run();
 
  private:
+  // Progress for /healthz: doing `what`, the next beat within the stall timeout
+  // (or `within`).
+  void beat(const std::string& what, std::chrono::milliseconds within = std::chrono::milliseconds(0)) const {
+    if (cb_.on_progress)
+      cb_.on_progress(what, within.count() > 0 ? within : std::chrono::milliseconds(o_.stall_timeout_ms));
+  }
   void log(const std::string& line) const {
     if (cb_.log)
       cb_.log(line);
@@ -384,6 +390,10 @@ Result<TrainSummary> Run::run() {
     return fail("rank " + std::to_string(d_.rank) + " is outside [0, " + std::to_string(d_.world_size) + ")");
   if (auto r = setup_device(); !r) return fail(r.error());
   if (d_.world_size > 1) {
+    // The rendezvous ends by its own timeout; a minute more for the group's setup.
+    beat("rendezvous: forming the group of " + std::to_string(d_.world_size) + " ranks",
+         std::chrono::duration_cast<std::chrono::milliseconds>(d_.rendezvous_timeout) +
+             std::chrono::minutes(1));
     DistributedConfig joining = d_;
     joining.stop = &stop_;
     auto g = join_group(
@@ -399,6 +409,7 @@ Result<TrainSummary> Run::run() {
     pg_ = group_->pg.get();
     log("joined " + std::to_string(d_.world_size) + " ranks over " + group_->backend);
   }
+  beat("loading the starting weights");
   if (auto r = load_initial(); !r) return fail(r.error());
   summary_.start_step = step_;
   std::int64_t parameters = 0;
@@ -426,6 +437,9 @@ Result<TrainSummary> Run::run() {
     double window_seconds = 0, window_wait = 0, window_comm = 0;
     std::int64_t window_samples = 0, window_steps = 0;
     while (o_.steps == 0 || step_ < o_.steps) {
+      // Each pass is a step, or a look at the paused data gates (every second).
+      beat(paused ? "paused at step " + std::to_string(step_) + " (data gates)"
+                  : "training step " + std::to_string(step_ + 1));
       std::int64_t allowed = 0;
       bool go = true;
       if (auto r = agree(allowed, go); !r) {
@@ -462,11 +476,21 @@ Result<TrainSummary> Run::run() {
         if (cb_.on_pause) cb_.on_pause(false, "");
       }
       const auto wait_start = Clock::now();
+      // While the data source answers, failing or not, waiting for it is
+      // progress; a fetch that never returns is not.
+      std::uint64_t fetches_seen = prefetcher.fetches_returned();
+      const auto waiting = [&] {
+        const std::uint64_t now_returned = prefetcher.fetches_returned();
+        if (now_returned == fetches_seen) return;
+        fetches_seen = now_returned;
+        beat("waiting for step " + std::to_string(step_ + 1) + "'s data (the source answers)");
+      };
       // A rank that agreed to this step finishes it: the others wait for its
       // gradients. World of one: give up at once when stopped.
-      auto batch = prefetcher.pop(stop_, d_.world_size > 1
-                                             ? std::chrono::milliseconds(o_.stop_data_grace_ms)
-                                             : std::chrono::milliseconds(0));
+      auto batch = prefetcher.pop(stop_,
+                                  d_.world_size > 1 ? std::chrono::milliseconds(o_.stop_data_grace_ms)
+                                                    : std::chrono::milliseconds(0),
+                                  waiting);
       const double waited = seconds_since(wait_start);
       if (!batch) {
         log("stopping at step " + std::to_string(step_) + " without data for the next step");
@@ -522,6 +546,7 @@ Result<TrainSummary> Run::run() {
         }
       if (o_.publish_every > 0 && step_ % o_.publish_every == 0) publish();
     }
+    beat("stopping at step " + std::to_string(step_));
     prefetcher.stop();
     // A fetch in flight gives up now: the prefetcher's thread is joined below,
     // and the source's server may be gone (a call would wait out its deadline).

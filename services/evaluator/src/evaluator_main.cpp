@@ -75,8 +75,11 @@ int run(ev::EvaluatorOptions options, chessrl::StopSignals& signals) {
   if (!listen.empty() && listen != "off") {
     gpu = std::make_unique<chessrl::metrics::GpuSampler>(registry, std::chrono::seconds(5));
     exposer =
-        std::make_unique<chessrl::metrics::Exposer>(registry, listen, [&e] { return e.health(); });
+        std::make_unique<chessrl::metrics::Exposer>(registry, listen, [&e] { return e.health(); },
+                                                    e.options().probe_listen);
     ev::log_to_stderr("metrics on port " + std::to_string(exposer->port()));
+    if (exposer->probe_port() != 0)
+      ev::log_to_stderr("probes on port " + std::to_string(exposer->probe_port()));
   }
 
   if (e.options().once) {

@@ -67,6 +67,8 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
   app.add_option("--metrics-listen", o.metrics_listen,
                  "/metrics and /healthz address; \"\" or \"off\" disables")
       ->capture_default_str();
+  app.add_option("--probe-listen", o.probe_listen, "address of /healthz and /livez alone, for the kubelet's probes (a port no NetworkPolicy rule opens); \"off\": none")
+      ->capture_default_str();
   app.add_option("--rpc-deadline", o.rpc_deadline_s, "seconds one registry call may take")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();

@@ -20,6 +20,7 @@ struct EvaluatorOptions {
   // Where models come from, where status goes.
   std::string registry = "127.0.0.1:50051";
   std::string metrics_listen = "0.0.0.0:9104";  // "" or "off": no /metrics
+  std::string probe_listen = "off";           // the chart's probes: --probe-listen
   int rpc_deadline_s = 60;                      // per registry call attempt
   rpc::ClientSecurityFlags security_flags;      // as given
   rpc::ClientSecurity security;                 // read from them by main()

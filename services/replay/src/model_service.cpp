@@ -222,6 +222,30 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
                             " (never published, or pruned: the registry keeps the newest "
                             "--keep-models versions and the best)");
   }
+  // Room for it beside the downloads in flight, or a retryable refusal.
+  const std::uint64_t size = (*meta)->size_bytes;
+  {
+    std::lock_guard lock(mutex_);
+    if (downloading_bytes_ > 0 && downloading_bytes_ + size > options_.download_budget_bytes) {
+      return Status(StatusCode::UNAVAILABLE,
+                    "GetModel: busy: " + std::to_string(downloading_bytes_) +
+                        " bytes of models are being downloaded, and version " +
+                        std::to_string((*meta)->version) + "'s " + std::to_string(size) +
+                        " do not fit within --model-download-budget (" +
+                        std::to_string(options_.download_budget_bytes) + " bytes); retry");
+    }
+    downloading_bytes_ += size;
+    metrics_.model_download_bytes.set(double(downloading_bytes_));
+  }
+  struct Release {
+    ModelRegistryImpl& self;
+    std::uint64_t size;
+    ~Release() {
+      std::lock_guard lock(self.mutex_);
+      self.downloading_bytes_ -= size;
+      self.metrics_.model_download_bytes.set(double(self.downloading_bytes_));
+    }
+  } release{*this, size};
   auto blob = store_.read((*meta)->version);
   if (!blob.ok()) return store_error("GetModel", blob);
   if (!blob->has_value()) {
@@ -299,6 +323,24 @@ Status ModelRegistryImpl::watch_models(grpc::ServerContext& context,
 
 Status ModelRegistryImpl::watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
                                 grpc::ServerWriterInterface<v1::ModelInfo>& writer) {
+  {
+    std::lock_guard lock(mutex_);
+    if (watchers_ >= options_.max_watchers) {
+      return Status(StatusCode::UNAVAILABLE,
+                    "WatchModels: " + std::to_string(watchers_) +
+                        " streams are open, the most --max-watchers allows; retry later");
+    }
+    ++watchers_;
+    metrics_.model_watchers.set(double(watchers_));
+  }
+  struct Release {
+    ModelRegistryImpl& self;
+    ~Release() {
+      std::lock_guard lock(self.mutex_);
+      --self.watchers_;
+      self.metrics_.model_watchers.set(double(self.watchers_));
+    }
+  } release{*this};
   std::uint64_t sent = request.after_version();
   bool first = true;
   while (!context.IsCancelled()) {

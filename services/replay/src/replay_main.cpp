@@ -28,6 +28,7 @@ struct Settings {
   chessrl::replay::RedisOptions redis;
   chessrl::replay_service::ReplayServerOptions server;
   std::string metrics_listen = "0.0.0.0:9102";
+  std::string probe_listen = "off";  // the chart's probes: --probe-listen
   int dedup_ttl_hours = 7 * 24;
   int shutdown_grace_s = 10;
   chessrl::rpc::ServerSecurityFlags security;
@@ -71,6 +72,8 @@ void read_password(Settings& s) {
 void add_options(CLI::App& app, Settings& s) {
   app.add_option("--listen", s.server.listen, "gRPC address (host:port)")->capture_default_str();
   app.add_option("--metrics-listen", s.metrics_listen, "/metrics and /healthz address; \"off\" disables")
+      ->capture_default_str();
+  app.add_option("--probe-listen", s.probe_listen, "address of /healthz and /livez alone, for the kubelet's probes (a port no NetworkPolicy rule opens); \"off\": none")
       ->capture_default_str();
   app.add_option("--store", s.store, "where games live: redis, or memory (lost on exit)")
       ->check(CLI::IsMember({"redis", "memory"}))
@@ -120,6 +123,16 @@ void add_options(CLI::App& app, Settings& s) {
                  "published or downloaded: keep it well under the memory limit)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
       ->capture_default_str();
+  app.add_option("--model-download-budget", s.server.models.download_budget_bytes,
+                 "bytes of models GetModel sends at once (each call counts its model's size; "
+                 "one that does not fit is answered UNAVAILABLE, and clients retry); at least "
+                 "--max-model-bytes")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
+      ->capture_default_str();
+  app.add_option("--max-watchers", s.server.models.max_watchers,
+                 "WatchModels streams open at once (one per self-play pod and evaluator)")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
   app.add_option("--keep-models", s.server.models.keep_models,
                  "model versions kept: after each publish all but the newest this many and the "
                  "best are deleted (0: keep every version)")
@@ -140,6 +153,12 @@ int serve(Settings& s) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  if (s.server.models.download_budget_bytes < s.server.models.max_model_bytes)
+    throw chessrl::Error("--model-download-budget " +
+                         std::to_string(s.server.models.download_budget_bytes) +
+                         " is below --max-model-bytes " +
+                         std::to_string(s.server.models.max_model_bytes) +
+                         ": the largest model accepted could never be downloaded");
   auto security = chessrl::rpc::load_server_security(s.security);
   if (!security.ok()) throw chessrl::Error(security.error());
   s.server.auth = std::move(security->auth);
@@ -190,7 +209,9 @@ int serve(Settings& s) {
   if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
     exposer = std::make_unique<chessrl::metrics::Exposer>(
         registry, s.metrics_listen,
-        [&server] { return server.serving() ? "" : "store unreachable"; });
+        [&server] { return server.serving() ? "" : "store unreachable"; }, s.probe_listen);
+    if (exposer->probe_port() != 0)
+      std::fprintf(stderr, "chessrl-replay: probes on port %d\n", exposer->probe_port());
   }
   std::fprintf(stderr,
                "chessrl-replay: serving gRPC%s on port %d (store %s, window %llu positions), "

@@ -71,6 +71,11 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
           registry.gauge("chessrl_replay_positions", "Training positions in the replay window")),
       window_games(registry.gauge("chessrl_replay_games", "Games in the replay window")),
       model_version(registry.gauge("chessrl_model_version", "Latest published model version")),
+      model_download_bytes(registry.gauge(
+          "chessrl_replay_model_download_bytes",
+          "Bytes of the models GetModel calls are sending now (capped by --model-download-budget)")),
+      model_watchers(registry.gauge("chessrl_replay_model_watchers",
+                                    "WatchModels streams open (capped by --max-watchers)")),
       store_up(registry.gauge("chessrl_replay_store_up",
                               "1 when the last store health check succeeded, else 0")),
       store_memory_used(registry.gauge("chessrl_replay_store_memory_used_bytes",

@@ -280,8 +280,9 @@ int SelfplayService::run() {
                " games full: the replay service at " + s.replay + " is not taking games";
       }
       return "";
-    });
+    }, s.probe_listen);
     log("metrics on port " + std::to_string(exposer->port()));
+    if (exposer->probe_port() != 0) log("probes on port " + std::to_string(exposer->probe_port()));
   }
 
   // The first model: pinned, the registry's latest, or a bootstrap.

@@ -27,6 +27,8 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--metrics-listen", s.metrics_listen,
                  "/metrics and /healthz address; \"\" or \"off\" disables")
       ->capture_default_str();
+  app.add_option("--probe-listen", s.probe_listen, "address of /healthz and /livez alone, for the kubelet's probes (a port no NetworkPolicy rule opens); \"off\": none")
+      ->capture_default_str();
   app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();

@@ -28,6 +28,7 @@ struct Settings {
   std::string replay = "127.0.0.1:50051";
   std::string registry;  // empty: --replay
   std::string metrics_listen = "0.0.0.0:9101";
+  std::string probe_listen = "off";  // the chart's probes: --probe-listen
   int rpc_deadline_s = 10;
   rpc::ClientSecurityFlags security_flags;  // as given
   rpc::ClientSecurity security;             // read from them by resolve()

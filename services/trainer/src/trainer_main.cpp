@@ -16,6 +16,7 @@
 #include "chessrl/runtime/registry.h"
 #include "chessrl/config/config.h"
 #include "chessrl/core/error.h"
+#include "chessrl/core/progress.h"
 #include "chessrl/core/stop_signals.h"
 #include "chessrl/metrics/exposer.h"
 #include "chessrl/metrics/gpu_sampler.h"
@@ -43,6 +44,7 @@ struct Settings {
   std::string data;
   std::uint32_t max_sample = 16384;
   std::string metrics_listen = "0.0.0.0:9100";
+  std::string probe_listen = "off";  // the chart's probes: --probe-listen
   std::string net = chessrl::nn::kDefaultNet;
   std::string optimizer = "adamw";
   std::string schedule = "constant";
@@ -55,6 +57,7 @@ struct Settings {
   int publish_wait_s = 10;
   int rendezvous_timeout_s = 300;
   int collective_timeout_s = 600;
+  int stall_timeout_s = 900;
 };
 
 void add_options(CLI::App& app, Settings& s) {
@@ -91,6 +94,8 @@ void add_options(CLI::App& app, Settings& s) {
   chessrl::rpc::add_client_security_options(app, s.security_flags);
   app.add_option("--metrics-listen", s.metrics_listen,
                  "/metrics and /healthz address; \"\" or \"off\" disables")
+      ->capture_default_str();
+  app.add_option("--probe-listen", s.probe_listen, "address of /healthz and /livez alone, for the kubelet's probes (a port no NetworkPolicy rule opens); \"off\": none")
       ->capture_default_str();
 
   // The network and the device.
@@ -214,6 +219,12 @@ void add_options(CLI::App& app, Settings& s) {
                  "seconds one collective may block (a dead peer) before the rank fails")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+  app.add_option("--stall-timeout", s.stall_timeout_s,
+                 "seconds without progress (a step, a data fetch returning, a look at the paused "
+                 "data gates) after which /healthz answers 503 and a liveness probe restarts the "
+                 "rank; longer than --collective-timeout")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
 }
 
 // Fills in what the options name as text; the message names the option.
@@ -236,6 +247,14 @@ chessrl::Result<void> resolve(Settings& s) {
                          "until stopped) and --schedule-steps is 0: set --schedule-steps");
   s.options.publish_flush_ms = std::int64_t(s.publish_wait_s) * 1000;
   s.options.bucket_bytes = static_cast<std::size_t>(s.bucket_mb) << 20;
+  // A collective that times out is the trainer's to handle (rank 0 checkpoints,
+  // all restart); a liveness restart first would lose that.
+  if (s.stall_timeout_s <= s.collective_timeout_s)
+    return chessrl::fail("--stall-timeout " + std::to_string(s.stall_timeout_s) +
+                         " must be longer than --collective-timeout " +
+                         std::to_string(s.collective_timeout_s) +
+                         ": a collective that times out is the trainer's own to report");
+  s.options.stall_timeout_ms = std::int64_t(s.stall_timeout_s) * 1000;
   if (auto valid = s.options.validate(); !valid.ok()) return valid;
   s.distributed.rendezvous_timeout = std::chrono::seconds(s.rendezvous_timeout_s);
   s.distributed.collective_timeout = std::chrono::seconds(s.collective_timeout_s);
@@ -253,11 +272,14 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   chessrl::metrics::add_build_info(registry);
   chessrl::trainer_service::TrainerMetrics metrics(registry, rank, dist.world_size);
   chessrl::metrics::GpuSampler gpus(registry);  // no NVML (no GPU): no series
+  // /healthz: 503 once the rank stays in one thing past its bound (docs/training.md).
+  chessrl::Progress progress(std::chrono::seconds(s.stall_timeout_s));
   std::unique_ptr<chessrl::metrics::Exposer> exposer;
   if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
-    exposer = std::make_unique<chessrl::metrics::Exposer>(registry, s.metrics_listen,
-                                                          [] { return std::string(); });
+    exposer = std::make_unique<chessrl::metrics::Exposer>(
+        registry, s.metrics_listen, [&progress] { return progress.stalled(); }, s.probe_listen);
     log("metrics on port " + std::to_string(exposer->port()));
+    if (exposer->probe_port() != 0) log("probes on port " + std::to_string(exposer->probe_port()));
   }
 
   chessrl::rpc::ClientOptions client_options;
@@ -298,6 +320,9 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   train::TrainerCallbacks callbacks;
   callbacks.log = log;
   callbacks.on_step = [&metrics](const train::StepReport& report) { metrics.on_step(report); };
+  callbacks.on_progress = [&progress](const std::string& what, std::chrono::milliseconds within) {
+    progress.beat(what, within);
+  };
   // train() logs pauses, resumes and publishes itself.
   callbacks.on_pause = [&metrics](bool paused, const std::string&) { metrics.on_pause(paused); };
   if (models) {

@@ -1,5 +1,6 @@
 #include "chessrl/runtime/registry.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace chessrl::runtime {
@@ -47,6 +48,24 @@ Result<std::uint64_t> publish_model(rpc::ModelRegistryClient& registry,
     return fail("publish: the registry's latest version is " + std::to_string(newest) +
                 ", which leaves no next version (the largest is " +
                 std::to_string(rpc::kMaxModelVersion) + "); was it published by hand?");
+  // A model trained less far than the registry's newest of the same network
+  // would send every self-play pod back to it (a trainer that lost its
+  // checkpoints and starts from step 0, or one that redoes the steps since its
+  // last checkpoint after a crash): not published. Self-play keeps the newest
+  // until training passes that step. Another network is a deliberate switch.
+  if (latest->has_value()) {
+    const v1::ModelInfo& current = **latest;
+    const auto net = current.metadata().find("network");
+    const bool same_network = net == current.metadata().end() || net->second == network;
+    const auto step = static_cast<std::uint64_t>(std::max<std::int64_t>(weights.info.step, 0));
+    if (same_network && current.step() > step)
+      return fail("publish: not published: the registry's latest version " +
+                  std::to_string(newest) + " was trained to step " +
+                  std::to_string(current.step()) + ", beyond this model's step " +
+                  std::to_string(step) +
+                  " (self-play keeps following version " + std::to_string(newest) +
+                  " until training passes that step)");
+  }
   const std::uint64_t version = newest + 1;
   nn::Checkpoint versioned = weights;
   versioned.info.version = static_cast<std::int64_t>(version);

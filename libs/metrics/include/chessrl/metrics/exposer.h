@@ -1,8 +1,11 @@
 // Exposer: an HTTP server for a Registry: GET /metrics (text format 0.0.4)
 // and GET /healthz ("ok", or 503 with the reason when the health check says
-// so), both on one address. Runs on its own threads until destroyed.
-// Thread-safe. It is civetweb with two handlers, not prometheus-cpp's pull
-// Exposer: see exposer.cpp.
+// so), both on one address. Optionally a second address for the kubelet's
+// probes alone: GET /healthz (the same check) and GET /livez ("ok" while the
+// process serves HTTP), on threads of its own, so that clients holding the
+// metrics port (anyone a NetworkPolicy lets scrape) cannot delay a probe.
+// Runs on its own threads until destroyed. Thread-safe. It is civetweb with
+// a few handlers, not prometheus-cpp's pull Exposer: see exposer.cpp.
 #pragma once
 
 #include <functional>
@@ -18,14 +21,17 @@ using HealthCheck = std::function<std::string()>;
 
 class Exposer {
  public:
-  // Listens on `address` ("0.0.0.0:9100", "127.0.0.1:0" for any free port).
-  // Throws chessrl::Error naming the address when it cannot listen.
-  Exposer(const Registry& registry, const std::string& address, HealthCheck health = {});
+  // Listens on `address` ("0.0.0.0:9100", "127.0.0.1:0" for any free port),
+  // and on `probe_address` for /healthz and /livez when it is neither "" nor
+  // "off". Throws chessrl::Error naming the address when it cannot listen.
+  Exposer(const Registry& registry, const std::string& address, HealthCheck health = {},
+          const std::string& probe_address = "");
   ~Exposer();
   Exposer(const Exposer&) = delete;
   Exposer& operator=(const Exposer&) = delete;
 
-  int port() const;  // the bound port (useful with port 0)
+  int port() const;        // the bound port (useful with port 0)
+  int probe_port() const;  // the probe address's bound port; 0 without one
 
  private:
   class Impl;

@@ -28,7 +28,9 @@ ModelLoad fetch_model(rpc::ModelRegistryClient& registry, std::uint64_t version,
                       const ModelOptions& options);
 
 // Publishes `weights` as the registry's latest version + 1, with metadata
-// `network`, `producer` and `step`; returns the version. One attempt of each
+// `network`, `producer` and `step`; returns the version. Fails, publishing
+// nothing, when the latest version of the same network was trained to a
+// later step than `weights` (it would send self-play back). One attempt of each
 // call as `registry`'s options say: the caller owns retrying (the trainer's
 // publishing thread retries with backoff, a newer model first).
 Result<std::uint64_t> publish_model(rpc::ModelRegistryClient& registry,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -79,6 +80,11 @@ struct TrainerOptions {
   // Told to stop, a rank of several waits this long for the batch of the step
   // it agreed to (the others wait for its gradients) before it leaves.
   std::int64_t stop_data_grace_ms = 30000;
+  // The longest a rank may go without progress (a step done, a paused data
+  // gate polled, a data fetch returned, failed ones included) before it is
+  // stalled: TrainerCallbacks::on_progress's bound. Longer than the
+  // collective timeout, so that a dead peer is the collective's to report.
+  std::int64_t stall_timeout_ms = 900000;
 
   std::uint64_t min_window = 0;  // positions the source must hold before training starts
   double max_reuse = 0;          // cap on samples trained / positions stored (0: none)
@@ -134,6 +140,9 @@ struct TrainerCallbacks {
   std::function<void(std::optional<std::uint64_t> version)> on_publish_outcome;
   // Training paused (why) or resumed (empty why): minimum window, reuse cap.
   std::function<void(bool paused, const std::string& why)> on_pause;
+  // Progress (chessrl::Progress::beat): now doing `what`; the next call
+  // comes within `within` unless the rank is stuck. From the training thread.
+  std::function<void(const std::string& what, std::chrono::milliseconds within)> on_progress;
 };
 
 struct TrainSummary {

@@ -42,6 +42,8 @@ struct ReplayMetrics {
   metrics::Gauge& window_positions;
   metrics::Gauge& window_games;
   metrics::Gauge& model_version;
+  metrics::Gauge& model_download_bytes;  // sizes of the models being downloaded
+  metrics::Gauge& model_watchers;        // WatchModels streams open
   metrics::Gauge& store_up;
   metrics::Gauge& store_memory_used;
   metrics::Gauge& store_memory_max;
@@ -91,11 +93,22 @@ class ReplayServiceImpl final : public v1::ReplayService::Service {
 
 struct ModelRegistryOptions {
   // A publish holds the model twice (assembled, then in the Redis command),
-  // as does a download (the Redis reply, then the copy read): 128 MiB keeps a
-  // publish and a download at once inside the chart's 512Mi limit for replay,
-  // and is above any network trained here (weights only: 6x64 publishes
-  // 3.3 MB, measured; by parameter count 10x128 about 14 MB, 20x256 about 100 MB).
-  std::uint64_t max_model_bytes = 128ull << 20;
+  // as does a download (the Redis reply, then the copy read). 64 MiB is above
+  // any network trained here (weights only: 6x64 publishes 3.3 MB, measured;
+  // 10x128, the GPU values' net, about 14 MB by parameter count; 20x256 about
+  // 100 MB needs this and the pod's memory raised).
+  std::uint64_t max_model_bytes = 64ull << 20;
+  // The models being downloaded at once, by their sizes: a GetModel that does
+  // not fit beside those in flight is answered UNAVAILABLE (clients retry with
+  // backoff). At least max_model_bytes. 3.3 MB models: 19 at once. Downloads
+  // hold at most twice this and a publish twice max_model_bytes: 256 MiB in
+  // all, half the chart's 512Mi for replay (the rest: its base of about 30 MiB
+  // and PushGames, 8 MiB a call at most, held twice).
+  std::uint64_t download_budget_bytes = 64ull << 20;
+  // WatchModels streams open at once (each holds a server thread and looks at
+  // Redis once a second): one per self-play pod and evaluator; the next is
+  // answered UNAVAILABLE (the client opens it again with backoff).
+  std::uint32_t max_watchers = 512;
   std::uint32_t max_chunk_bytes = 4 << 20;  // PublishModel's data per message
   std::uint32_t chunk_bytes = 1 << 20;  // GetModel's data per message
   int watch_poll_ms = 1000;  // how often a watcher looks for versions other processes published
@@ -154,6 +167,8 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
   std::condition_variable published_;  // notified on every publish and on stop
   std::uint64_t publishes_ = 0;        // guarded by mutex_
   bool stopping_ = false;              // guarded by mutex_
+  std::uint64_t downloading_bytes_ = 0;  // guarded by mutex_: GetModel calls in flight
+  std::uint32_t watchers_ = 0;           // guarded by mutex_: WatchModels streams open
 };
 
 // ModelMeta <-> ModelInfo.
