@@ -170,8 +170,14 @@ TEST(RedisAckReplicas, AnUnconfirmedPushFailsAndItsRetryStoresEachGameOnce) {
 }
 
 // Games written by a push that was not acknowledged, pushed again by another
-// process (a new connection, which has written nothing): duplicates, which
-// are acknowledged only once the replica has them, not at once.
+// process: duplicates, which are acknowledged only once the replica has them,
+// not at once. From Redis 7.2 WAIT counts the replicas that have the
+// connection's last write (src/server.c, call(): the client's offset moves
+// only when a command propagates); the other process's last write is one the
+// replica confirmed, so without a write of its own (the barrier, INCR P:ack)
+// its retry would be acknowledged at once. Redis 7.0, this machine's, moves
+// the offset after every command, so there the test passes without the
+// barrier too.
 TEST(RedisAckReplicas, ADuplicateIsAcknowledgedOnlyOnceTheReplicaHasIt) {
   auto primary = start_primary();
   auto replica = start_replica(*primary);
@@ -181,7 +187,7 @@ TEST(RedisAckReplicas, ADuplicateIsAcknowledgedOnlyOnceTheReplicaHasIt) {
   RedisReplayStore first(options);
   RedisReplayStore second(options);
   ASSERT_TRUE(first.ping().ok());
-  ASSERT_TRUE(second.ping().ok());
+  EXPECT_EQ(push_ok(second, {game("d0", 1)}), std::vector{PushStatus::kStored});  // confirmed
   const std::vector<StoredGame> games = {game("d1", 2), game("d2", 3)};
   Frozen frozen(*replica);
   ASSERT_FALSE(first.push(games).ok()) << "acknowledged while the replica was stopped";
@@ -191,7 +197,7 @@ TEST(RedisAckReplicas, ADuplicateIsAcknowledgedOnlyOnceTheReplicaHasIt) {
   EXPECT_EQ(push_ok(second, games),
             (std::vector{PushStatus::kDuplicate, PushStatus::kDuplicate}));
   EXPECT_EQ(held_by(*replica, games), 2);
-  EXPECT_EQ(second.stats().value_or_throw().games_total, 2u);
+  EXPECT_EQ(second.stats().value_or_throw().games_total, 3u);  // d0, d1, d2: each once
 }
 
 // A Redis without an append-only file loses every acknowledged game on a

@@ -201,6 +201,8 @@ Result<std::vector<PushResult>> RedisReplayStore::push(std::span<const StoredGam
   // The barrier: a write in the same transaction, so that the wait after it
   // also covers games that come back duplicates (written by an earlier call
   // that may have failed before its acknowledgement) though nothing new is.
+  // From Redis 7.2, WAIT and WAITAOF wait for the connection's last write
+  // that propagated, not the last command (7.0 moved it on every command).
   const bool barrier = waits_for_acknowledgement();
   if (barrier) commands.emplace_back("INCR").arg_copy(options_.key_prefix + ":ack");
   // MULTI/EXEC around a batch: Redis then runs all of it in one go, so with
