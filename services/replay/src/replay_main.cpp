@@ -159,6 +159,10 @@ int serve(Settings& s) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  if (s.store != "redis" && (s.redis.ack_replicas > 0 || s.redis.ack_fsync)) {
+    throw chessrl::Error("--ack-replicas and --ack-fsync need --store redis (--store " + s.store +
+                         " keeps everything in this process, lost on exit)");
+  }
   auto security = chessrl::rpc::load_server_security(s.security);
   if (!security.ok()) throw chessrl::Error(security.error());
   s.server.auth = std::move(security->auth);
@@ -177,10 +181,6 @@ int serve(Settings& s) {
 
   s.redis.dedup_ttl = std::chrono::hours(s.dedup_ttl_hours);
   s.redis.ack_timeout = std::chrono::milliseconds(s.ack_timeout_ms);
-  if (s.store != "redis" && (s.redis.ack_replicas > 0 || s.redis.ack_fsync)) {
-    throw chessrl::Error("--ack-replicas and --ack-fsync need --store redis (--store " + s.store +
-                         " keeps everything in this process, lost on exit)");
-  }
   std::unique_ptr<chessrl::replay::RedisReplayStore> redis;
   std::unique_ptr<chessrl::replay::MemoryReplayStore> memory_games;
   std::unique_ptr<chessrl::replay::MemoryModelStore> memory_models;
