@@ -159,8 +159,8 @@ TEST(RedisAckReplicas, AnUnconfirmedPushFailsAndItsRetryStoresEachGameOnce) {
 
   replica->restart();
   ASSERT_TRUE(wait_for_replicas(*primary, 1));
-  EXPECT_EQ(push_ok(store, games), (std::vector{PushStatus::kDuplicate, PushStatus::kDuplicate,
-                                                PushStatus::kDuplicate}));
+  EXPECT_EQ(push_ok(store, games),
+            (std::vector{PushStatus::kDuplicate, PushStatus::kDuplicate, PushStatus::kDuplicate}));
   EXPECT_EQ(held_by(*replica, games), 3);
   const WindowStats stats = store.stats().value_or_throw();
   EXPECT_EQ(stats.games_total, 3u);
@@ -194,8 +194,7 @@ TEST(RedisAckReplicas, ADuplicateIsAcknowledgedOnlyOnceTheReplicaHasIt) {
   auto retried = second.push(games);
   EXPECT_FALSE(retried.ok()) << "duplicates acknowledged while the replica lacks them";
   frozen.thaw();
-  EXPECT_EQ(push_ok(second, games),
-            (std::vector{PushStatus::kDuplicate, PushStatus::kDuplicate}));
+  EXPECT_EQ(push_ok(second, games), (std::vector{PushStatus::kDuplicate, PushStatus::kDuplicate}));
   EXPECT_EQ(held_by(*replica, games), 2);
   EXPECT_EQ(second.stats().value_or_throw().games_total, 3u);  // d0, d1, d2: each once
 }
@@ -251,8 +250,7 @@ TEST(RedisPersistence, AckFsyncNeedsAppendfsyncAlwaysOrWaitaof) {
     EXPECT_NE(pong.error().find("Redis " + version + " has appendfsync everysec"),
               std::string::npos)
         << pong.error();
-    EXPECT_NE(pong.error().find("WAITAOF (Redis 7.2 or newer)"), std::string::npos)
-        << pong.error();
+    EXPECT_NE(pong.error().find("WAITAOF (Redis 7.2 or newer)"), std::string::npos) << pong.error();
     EXPECT_EQ(store.refused_configuration(), pong.error());
   }
   ASSERT_EQ(server->cli({"CONFIG", "SET", "appendfsync", "always"}), "OK");
@@ -288,8 +286,7 @@ TEST(RedisPersistence, PlanFollowsTheServersVersionAndSettings) {
       << old.error();
   auto unreadable = plan_acknowledgement(options, info("6.2.14", 1), std::nullopt);
   ASSERT_FALSE(unreadable.ok());
-  EXPECT_NE(unreadable.error().find("Redis 6.2.14 does not say its appendfsync"),
-            std::string::npos)
+  EXPECT_NE(unreadable.error().find("Redis 6.2.14 does not say its appendfsync"), std::string::npos)
       << unreadable.error();
   for (const auto& fsync : {std::optional<std::string>("everysec"), std::optional<std::string>()}) {
     auto waitaof = plan_acknowledgement(options, info("7.2.4", 1), fsync);

@@ -569,9 +569,12 @@ TEST_F(ReplayRedisTest, BinaryRefusesARedisWithoutAofUnlessLossIsAllowed) {
   harness::RedisServer::Options no_aof;
   no_aof.appendonly = false;
   auto plain = harness::RedisServer::start(no_aof);
-  const std::vector<std::string> argv = {CHESSRL_REPLAY_BINARY,   "--redis-port",
-                                         std::to_string(plain->port()), "--listen",
-                                         "127.0.0.1:0",           "--metrics-listen",
+  const std::vector<std::string> argv = {CHESSRL_REPLAY_BINARY,
+                                         "--redis-port",
+                                         std::to_string(plain->port()),
+                                         "--listen",
+                                         "127.0.0.1:0",
+                                         "--metrics-listen",
                                          "off"};
   ::setenv("CHESSRL_REDIS_PASSWORD", plain->password().c_str(), 1);
   const std::string log = plain->dir() + "/refused.log";

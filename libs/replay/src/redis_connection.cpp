@@ -295,15 +295,14 @@ Result<void> ConnectionPool::wait_for_acknowledgement(Connection& connection) {
         static_cast<std::uint64_t>(ack_timeout.count()));
   }
   // Each wait may block for ack_timeout: the socket waits that much longer.
-  const auto timeout =
-      options_.command_timeout + ack_timeout * static_cast<int>(commands.size());
+  const auto timeout = options_.command_timeout + ack_timeout * static_cast<int>(commands.size());
   if (redisSetTimeout(connection.context, to_timeval(timeout)) != REDIS_OK) {
     mark_broken(connection, timeout);
     return fail(connection.error);
   }
   std::vector<Reply> replies(commands.size());
-  auto sent = send(connection, commands, all_indices(commands.size()), replies, /*atomic=*/false,
-                   timeout);
+  auto sent =
+      send(connection, commands, all_indices(commands.size()), replies, /*atomic=*/false, timeout);
   if (!sent.ok()) return sent;
   if (redisSetTimeout(connection.context, to_timeval(options_.command_timeout)) != REDIS_OK) {
     mark_broken(connection, timeout);

@@ -331,8 +331,9 @@ Result<AckPlan> plan_acknowledgement(const RedisOptions& options, std::string_vi
   const auto fields = info_fields(info);
   const auto aof = fields.find("aof_enabled");
   if (aof == fields.end() || (aof->second != "0" && aof->second != "1")) {
-    return fail("INFO persistence has no aof_enabled: cannot tell whether Redis persists "
-                "acknowledged games");
+    return fail(
+        "INFO persistence has no aof_enabled: cannot tell whether Redis persists "
+        "acknowledged games");
   }
   const bool aof_enabled = aof->second == "1";
   if (!aof_enabled && !options.allow_unpersisted) {
@@ -345,16 +346,16 @@ Result<AckPlan> plan_acknowledgement(const RedisOptions& options, std::string_vi
   AckPlan plan;
   if (!options.ack_fsync) return plan;
   if (!aof_enabled) {
-    return fail("--ack-fsync: Redis writes no append-only file (appendonly no), so there is no "
-                "fsync to wait for: run it with appendonly yes");
+    return fail(
+        "--ack-fsync: Redis writes no append-only file (appendonly no), so there is no "
+        "fsync to wait for: run it with appendonly yes");
   }
   if (appendfsync == "always") return plan;  // Redis fsyncs before it replies
   const auto version_field = fields.find("redis_version");
-  const std::string version =
-      version_field == fields.end() ? std::string("of unknown version")
-                                    : std::string(version_field->second);
-  const auto number = version_field == fields.end() ? std::nullopt
-                                                    : parse_redis_version(version_field->second);
+  const std::string version = version_field == fields.end() ? std::string("of unknown version")
+                                                            : std::string(version_field->second);
+  const auto number =
+      version_field == fields.end() ? std::nullopt : parse_redis_version(version_field->second);
   if (number && *number >= 702) {
     plan.wait_aof = true;  // WAITAOF, Redis 7.2 or newer
     return plan;
