@@ -34,6 +34,7 @@ TEST(RedisStoreMemory, UsedMemoryStaysFlatOverALongIngest) {
   constexpr int kBatch = 100;
   RedisOptions options = options_for(*server);
   options.window_positions = kWindowGames * kPositionsPerGame;
+  options.allow_unpersisted = true;  // no AOF, as above
   RedisReplayStore store(options);
   const std::string position(100, 'p');
 

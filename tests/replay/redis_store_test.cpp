@@ -63,7 +63,9 @@ TEST_F(RedisStoreTest, ServerInfoReportsMemoryAndPersistence) {
   harness::RedisServer::Options no_aof;
   no_aof.appendonly = false;
   auto plain = harness::RedisServer::start(no_aof);
-  RedisReplayStore plain_store(options_for(*plain));
+  RedisOptions plain_options = options_for(*plain);
+  plain_options.allow_unpersisted = true;  // refused otherwise (redis_ack_test)
+  RedisReplayStore plain_store(plain_options);
   auto plain_info = plain_store.server_info();
   ASSERT_TRUE(plain_info.ok()) << plain_info.error();
   EXPECT_FALSE((*plain_info)->aof_enabled);

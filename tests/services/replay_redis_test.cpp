@@ -295,6 +295,17 @@ struct Child {
     pid = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+  // The exit status, or -1 when it still runs after `limit` (killed then).
+  int wait_exit_within(std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) return -1;  // the destructor kills it
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
 };
 
 Child spawn(const std::vector<std::string>& argv, const std::string& log) {
@@ -549,6 +560,64 @@ TEST_F(ReplayRedisTest, BinaryRefusesARedisWhosePolicyCanEvictTheWindow) {
   ::unsetenv("CHESSRL_REDIS_PASSWORD");
   EXPECT_EQ(child.wait_exit(), 1) << slurp(log);
   EXPECT_NE(slurp(log).find("maxmemory-policy allkeys-lru"), std::string::npos) << slurp(log);
+}
+
+// A Redis without an append-only file: a restart would lose every game
+// acknowledged since. The binary does not start on it, naming the problem and
+// the flag that accepts the loss; with that flag it serves.
+TEST_F(ReplayRedisTest, BinaryRefusesARedisWithoutAofUnlessLossIsAllowed) {
+  harness::RedisServer::Options no_aof;
+  no_aof.appendonly = false;
+  auto plain = harness::RedisServer::start(no_aof);
+  const std::vector<std::string> argv = {CHESSRL_REPLAY_BINARY,
+                                         "--redis-port",
+                                         std::to_string(plain->port()),
+                                         "--listen",
+                                         "127.0.0.1:0",
+                                         "--metrics-listen",
+                                         "off"};
+  ::setenv("CHESSRL_REDIS_PASSWORD", plain->password().c_str(), 1);
+  const std::string log = plain->dir() + "/refused.log";
+  Child refused = spawn(argv, log);
+  std::vector<std::string> allowed_argv = argv;
+  allowed_argv.push_back("--allow-unpersisted-acks");
+  const std::string allowed_log = plain->dir() + "/allowed.log";
+  Child allowed = spawn(allowed_argv, allowed_log);
+  ::unsetenv("CHESSRL_REDIS_PASSWORD");
+
+  EXPECT_EQ(refused.wait_exit_within(std::chrono::seconds(10)), 1) << slurp(log);
+  EXPECT_NE(slurp(log).find("appendonly no"), std::string::npos) << slurp(log);
+  EXPECT_NE(slurp(log).find("--allow-unpersisted-acks"), std::string::npos) << slurp(log);
+
+  const int port = served_port(allowed_log);
+  ASSERT_NE(port, 0) << slurp(allowed_log);
+  rpc::ReplayClient client(testing::single_try_client(port));
+  auto reply = client.push_games(batch(900, 2, 10));
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  EXPECT_EQ(reply->results(0).status(), v1::STORED);
+  ::kill(allowed.pid, SIGTERM);
+  EXPECT_EQ(allowed.wait_exit(), 0) << slurp(allowed_log);
+}
+
+// --ack-replicas 1 with no replica: the push is written but not acknowledged,
+// and the call says so with UNAVAILABLE (a client retries it), naming how
+// many replicas confirmed.
+TEST_F(ReplayRedisTest, APushNoReplicaConfirmedIsUnavailable) {
+  replay::RedisOptions options;
+  options.port = redis_->port();
+  options.password = redis_->password();
+  options.ack_replicas = 1;
+  options.ack_timeout = std::chrono::milliseconds(200);
+  replay::RedisReplayStore store(options);
+  metrics::Registry registry;
+  ReplayServer server(store, store, registry, testing::fast_server_options());
+  rpc::ReplayClient client(testing::single_try_client(server.port()));
+  auto reply = client.push_games(batch(700, 3, 10));
+  ASSERT_FALSE(reply.ok()) << "acknowledged without a replica";
+  EXPECT_EQ(reply.code(), grpc::StatusCode::UNAVAILABLE) << reply.error();
+  EXPECT_NE(reply.error().find("only 0 of 1 replicas confirmed it within 200 ms"),
+            std::string::npos)
+      << reply.error();
 }
 
 }  // namespace

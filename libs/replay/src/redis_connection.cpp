@@ -200,7 +200,12 @@ std::string ConnectionPool::error(std::string_view what) const {
 
 std::string ConnectionPool::refused_eviction_policy() {
   std::lock_guard lock(mu_);
-  return refused_policy_;
+  return refusal_.policy;
+}
+
+std::string ConnectionPool::refused_configuration() {
+  std::lock_guard lock(mu_);
+  return refusal_.reason.empty() ? std::string() : error(refusal_.reason);
 }
 
 Result<void> ConnectionPool::check_eviction_policy(Connection& connection,
@@ -234,8 +239,106 @@ Result<void> ConnectionPool::check_eviction_policy(Connection& connection,
   return {};
 }
 
+Result<void> ConnectionPool::check_persistence(Connection& connection, std::string& refused) {
+  if (options_.allow_unpersisted && !options_.ack_fsync) return {};  // nothing to check
+  std::vector<Command> commands;
+  commands.emplace_back("INFO").arg("persistence");
+  commands.emplace_back("INFO").arg("server");
+  if (options_.ack_fsync) commands.emplace_back("CONFIG").arg("GET").arg("appendfsync");
+  std::vector<Reply> replies(commands.size());
+  if (auto sent = send(connection, commands, all_indices(commands.size()), replies,
+                       /*atomic=*/false, options_.command_timeout);
+      !sent.ok()) {
+    return fail("INFO persistence: " + sent.error());
+  }
+  std::string info;
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (replies[i]->type != REDIS_REPLY_STRING) {
+      // INFO refused: whether Redis persists cannot be known, so it is not assumed.
+      refused = "INFO: " + (is_error(replies[i]) ? reply_text(replies[i]) : "unexpected reply") +
+                ": cannot tell whether Redis persists acknowledged games (start with "
+                "--allow-unpersisted-acks to accept that it may not)";
+      return fail(refused);
+    }
+    info += reply_text(replies[i]) + "\n";
+  }
+  std::optional<std::string> appendfsync;
+  if (options_.ack_fsync) {
+    const Reply& reply = replies[2];
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+        reply->element[1]->type == REDIS_REPLY_STRING) {
+      appendfsync.emplace(reply->element[1]->str, reply->element[1]->len);
+    }
+  }
+  auto plan = plan_acknowledgement(options_, info, appendfsync);
+  if (!plan.ok()) {
+    refused = plan.error();
+    return fail(refused);
+  }
+  connection.ack = *plan;
+  return {};
+}
+
+Result<void> ConnectionPool::wait_for_acknowledgement(Connection& connection) {
+  const int replicas = std::max(options_.ack_replicas, 0);
+  const bool wait_aof = connection.ack.wait_aof;
+  if (replicas == 0 && !wait_aof) return {};
+  const auto ack_timeout = std::max(options_.ack_timeout, std::chrono::milliseconds(1));
+  std::vector<Command> commands;
+  if (replicas > 0) {
+    commands.emplace_back("WAIT")
+        .arg(static_cast<std::uint64_t>(replicas))
+        .arg(static_cast<std::uint64_t>(ack_timeout.count()));
+  }
+  if (wait_aof) {
+    commands.emplace_back("WAITAOF").arg("1").arg("0").arg(
+        static_cast<std::uint64_t>(ack_timeout.count()));
+  }
+  // Each wait may block for ack_timeout: the socket waits that much longer.
+  const auto timeout = options_.command_timeout + ack_timeout * static_cast<int>(commands.size());
+  if (redisSetTimeout(connection.context, to_timeval(timeout)) != REDIS_OK) {
+    mark_broken(connection, timeout);
+    return fail(connection.error);
+  }
+  std::vector<Reply> replies(commands.size());
+  auto sent =
+      send(connection, commands, all_indices(commands.size()), replies, /*atomic=*/false, timeout);
+  if (!sent.ok()) return sent;
+  if (redisSetTimeout(connection.context, to_timeval(options_.command_timeout)) != REDIS_OK) {
+    mark_broken(connection, timeout);
+    return fail(connection.error);
+  }
+  const std::string within = " within " + std::to_string(ack_timeout.count()) + " ms";
+  std::size_t next = 0;
+  if (replicas > 0) {
+    const Reply& reply = replies[next++];
+    if (reply->type != REDIS_REPLY_INTEGER) {
+      return fail("written, but not acknowledged: WAIT " + std::to_string(replicas) + ": " +
+                  (is_error(reply) ? reply_text(reply) : "unexpected reply"));
+    }
+    if (reply->integer < replicas) {
+      return fail("written, but only " + std::to_string(reply->integer) + " of " +
+                  std::to_string(replicas) + " replicas confirmed it" + within +
+                  " (--ack-replicas " + std::to_string(replicas) + "): not acknowledged");
+    }
+  }
+  if (wait_aof) {
+    const Reply& reply = replies[next];
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[0]->type != REDIS_REPLY_INTEGER) {
+      return fail("written, but not acknowledged: WAITAOF: " +
+                  (is_error(reply) ? reply_text(reply) : "unexpected reply"));
+    }
+    if (reply->element[0]->integer < 1) {
+      return fail("written, but Redis did not fsync it to its append-only file" + within +
+                  " (--ack-fsync, WAITAOF): not acknowledged");
+    }
+  }
+  return {};
+}
+
 Result<std::unique_ptr<Connection>> ConnectionPool::open(std::uint64_t generation,
-                                                         std::string& refused_policy) {
+                                                         Refusal& refusal) {
   auto connection = std::make_unique<Connection>();
   connection->generation = generation;
   connection->context = redisConnectWithTimeout(options_.host.c_str(), options_.port,
@@ -259,7 +362,11 @@ Result<std::unique_ptr<Connection>> ConnectionPool::open(std::uint64_t generatio
     }
     if (is_error(replies[0])) return fail("AUTH failed: " + reply_text(replies[0]));
   }
-  if (auto checked = check_eviction_policy(*connection, refused_policy); !checked.ok()) {
+  if (auto checked = check_eviction_policy(*connection, refusal.policy); !checked.ok()) {
+    if (!refusal.policy.empty()) refusal.reason = checked.error();
+    return fail(checked.error());
+  }
+  if (auto checked = check_persistence(*connection, refusal.reason); !checked.ok()) {
     return fail(checked.error());
   }
   if (auto loaded = load_scripts(*connection, scripts_, options_.command_timeout); !loaded.ok()) {
@@ -313,10 +420,10 @@ Result<std::unique_ptr<Connection>> ConnectionPool::acquire() {
     }
   }
   lock.unlock();
-  std::string refused_policy;
-  auto opened = open(generation, refused_policy);
+  Refusal refusal;
+  auto opened = open(generation, refusal);
   lock.lock();
-  refused_policy_ = refused_policy;
+  refusal_ = std::move(refusal);
   if (!opened.ok()) {
     --open_;
     note_failure_locked(opened.error());
@@ -349,7 +456,8 @@ void ConnectionPool::release(std::unique_ptr<Connection> connection, bool succee
   released_.notify_one();
 }
 
-Result<std::vector<Reply>> ConnectionPool::run(std::span<const Command> commands, bool atomic) {
+Result<std::vector<Reply>> ConnectionPool::run(std::span<const Command> commands, bool atomic,
+                                               bool acknowledge) {
   auto acquired = acquire();
   if (!acquired.ok()) return fail(acquired.error());
   std::unique_ptr<Connection> connection = std::move(acquired).value();
@@ -368,9 +476,15 @@ Result<std::vector<Reply>> ConnectionPool::run(std::span<const Command> commands
     for (std::size_t i = 0; i < replies.size(); ++i) {
       if (commands[i].script_index() >= 0 && is_noscript(replies[i])) refused.push_back(i);
     }
-    if (refused.empty()) return {};
-    if (auto loaded = load_scripts(*connection, scripts_, timeout); !loaded.ok()) return loaded;
-    return send(*connection, commands, refused, replies, atomic, timeout);
+    if (!refused.empty()) {
+      if (auto loaded = load_scripts(*connection, scripts_, timeout); !loaded.ok()) return loaded;
+      if (auto resent = send(*connection, commands, refused, replies, atomic, timeout);
+          !resent.ok()) {
+        return resent;
+      }
+    }
+    // On this connection: WAIT counts the replicas that have its last write.
+    return acknowledge ? wait_for_acknowledgement(*connection) : Result<void>();
   };
   auto attempted = attempt();
   const bool succeeded = !connection->broken;

@@ -73,6 +73,7 @@ struct Connection {
   std::uint64_t generation = 0;  // the pool's generation when it was opened
   bool broken = false;           // an I/O error happened: never reuse
   std::string error;             // why it broke
+  AckPlan ack;                   // how its acknowledging writes wait (open() decides)
   ~Connection();
 };
 
@@ -89,8 +90,12 @@ class ConnectionPool {
   // replies come back as replies, for the caller to judge, except NOSCRIPT:
   // then the scripts are loaded again and those commands resent, once. Fails
   // (and starts the backoff) on any I/O error, or at once while the backoff
-  // lasts.
-  Result<std::vector<Reply>> run(std::span<const Command> commands, bool atomic = false);
+  // lasts. With `acknowledge`, then waits on the same connection as the
+  // options ask (WAIT for ack_replicas, WAITAOF where the connection's plan
+  // says), and fails, naming how many confirmed, when that falls short: the
+  // writes are done but must not be acknowledged.
+  Result<std::vector<Reply>> run(std::span<const Command> commands, bool atomic = false,
+                                 bool acknowledge = false);
   Result<Reply> run(const Command& command);
 
   // "redis <host>:<port>: <what>", the prefix of every error message.
@@ -99,19 +104,35 @@ class ConnectionPool {
   // The maxmemory-policy the last connection attempt was refused for (open()
   // refuses one that can evict the window's keys); empty when it was not.
   std::string refused_eviction_policy();
+  // Why the last connection attempt was refused for the server's
+  // configuration (eviction policy, persistence, acknowledgement guarantees);
+  // empty when it was not.
+  std::string refused_configuration();
 
  private:
   using Clock = std::chrono::steady_clock;
 
   Result<std::unique_ptr<Connection>> acquire();
   void release(std::unique_ptr<Connection> connection, bool succeeded);
-  // Opens a connection: connect, timeouts, AUTH, the maxmemory-policy check,
-  // SCRIPT LOAD. Returns the reason (without the address prefix) on failure,
-  // and in `refused_policy` the policy when that was the reason.
-  Result<std::unique_ptr<Connection>> open(std::uint64_t generation, std::string& refused_policy);
+  // Why open() refused a server that answered: its configuration.
+  struct Refusal {
+    std::string policy;  // the maxmemory-policy, when that was the reason
+    std::string reason;  // any configuration refusal, without the address prefix
+  };
+  // Opens a connection: connect, timeouts, AUTH, the maxmemory-policy and
+  // persistence checks, SCRIPT LOAD. Returns the reason (without the address
+  // prefix) on failure, and in `refusal` what of the configuration was refused.
+  Result<std::unique_ptr<Connection>> open(std::uint64_t generation, Refusal& refusal);
   // CONFIG GET maxmemory-policy: fails naming a policy that can evict the
   // window's keys; a refused CONFIG (renamed) is a warning on stderr, once.
   Result<void> check_eviction_policy(Connection& connection, std::string& refused_policy);
+  // INFO persistence and server (and CONFIG GET appendfsync with ack_fsync):
+  // sets the connection's AckPlan, or fails (in `refused`) for a Redis that
+  // does not persist or cannot give what the options ask
+  // (plan_acknowledgement). Skipped when the options ask nothing of it.
+  Result<void> check_persistence(Connection& connection, std::string& refused);
+  // WAIT / WAITAOF after an acknowledging write on `connection`.
+  Result<void> wait_for_acknowledgement(Connection& connection);
   // Call with mu_ held: drops idle connections and (re)starts the backoff.
   void note_failure_locked(std::string what);
 
@@ -128,7 +149,7 @@ class ConnectionPool {
   std::chrono::milliseconds backoff_{0};  // 0: not backing off
   Clock::time_point retry_at_{};          // calls fail at once before this
   std::string last_error_;
-  std::string refused_policy_;  // guarded by mu_
+  Refusal refusal_;  // guarded by mu_
   std::atomic<bool> warned_config_{false};
 };
 

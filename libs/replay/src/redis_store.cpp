@@ -192,19 +192,30 @@ Result<std::vector<PushResult>> RedisReplayStore::push(std::span<const StoredGam
   const std::string capacity = std::to_string(options_.window_positions);
   const std::string ttl = std::to_string(std::max<std::int64_t>(options_.dedup_ttl.count(), 0));
   std::vector<Command> commands;
-  commands.reserve(games.size());
+  commands.reserve(games.size() + 1);
   for (const StoredGame& game : games) {
     Command& command = commands.emplace_back(Command::script(redis::kPushScript));
     command.arg(options_.key_prefix).arg(game.id).arg(capacity).arg(ttl);
     for (const std::string& position : game.positions) command.arg(position);
   }
+  // The barrier: a write in the same transaction, so that the wait after it
+  // also covers games that come back duplicates (written by an earlier call
+  // that may have failed before its acknowledgement) though nothing new is.
+  // From Redis 7.2, WAIT and WAITAOF wait for the connection's last write
+  // that propagated, not the last command (7.0 moved it on every command).
+  const bool barrier = waits_for_acknowledgement();
+  if (barrier) commands.emplace_back("INCR").arg_copy(options_.key_prefix + ":ack");
   // MULTI/EXEC around a batch: Redis then runs all of it in one go, so with
   // appendfsync always it costs one fsync, not one per game (batches of 100:
   // 2.1x the games/s on a 2-core VM; the slower the disk, the larger the gain).
   // EXEC does not roll back: a script that fails leaves the others' games
   // stored, so each game gets its own result.
-  auto replies = pool_->run(commands, /*atomic=*/games.size() > 1);
+  auto replies = pool_->run(commands, /*atomic=*/commands.size() > 1, /*acknowledge=*/true);
   if (!replies.ok()) return fail(replies.error());
+  if (barrier && replies->back()->type != REDIS_REPLY_INTEGER) {
+    return fail(pool_->error("push: not acknowledged, INCR " + options_.key_prefix +
+                             ":ack: " + describe(replies->back().get())));
+  }
   std::vector<PushResult> results(games.size());
   for (std::size_t i = 0; i < games.size(); ++i) {
     const redisReply* reply = (*replies)[i].get();
@@ -286,7 +297,10 @@ Result<WindowStats> RedisReplayStore::stats() {
   return stats;
 }
 
-Result<StoreServerInfo> parse_redis_info(std::string_view info) {
+namespace {
+
+// The "key:value" lines of INFO replies (sections and blank lines skipped).
+std::map<std::string_view, std::string_view> info_fields(std::string_view info) {
   std::map<std::string_view, std::string_view> fields;
   while (!info.empty()) {
     const std::size_t end = info.find('\n');
@@ -297,6 +311,64 @@ Result<StoreServerInfo> parse_redis_info(std::string_view info) {
     const std::size_t colon = line.find(':');
     if (colon != std::string_view::npos) fields[line.substr(0, colon)] = line.substr(colon + 1);
   }
+  return fields;
+}
+
+}  // namespace
+
+std::optional<int> parse_redis_version(std::string_view version) {
+  const std::size_t dot = version.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  const std::string_view minor_text = version.substr(dot + 1);
+  auto major = parse_number<int>(version.substr(0, dot));
+  auto minor = parse_number<int>(minor_text.substr(0, minor_text.find('.')));
+  if (!major || !minor || *major < 0 || *minor < 0 || *minor > 99) return std::nullopt;
+  return *major * 100 + *minor;
+}
+
+Result<AckPlan> plan_acknowledgement(const RedisOptions& options, std::string_view info,
+                                     const std::optional<std::string>& appendfsync) {
+  const auto fields = info_fields(info);
+  const auto aof = fields.find("aof_enabled");
+  if (aof == fields.end() || (aof->second != "0" && aof->second != "1")) {
+    return fail(
+        "INFO persistence has no aof_enabled: cannot tell whether Redis persists "
+        "acknowledged games");
+  }
+  const bool aof_enabled = aof->second == "1";
+  if (!aof_enabled && !options.allow_unpersisted) {
+    return fail(
+        "Redis writes no append-only file (appendonly no): a restart or a failover loses every "
+        "acknowledged game since its last RDB snapshot, if any. Run Redis with appendonly yes "
+        "(and appendfsync always), or start with --allow-unpersisted-acks if losing "
+        "acknowledged games is acceptable");
+  }
+  AckPlan plan;
+  if (!options.ack_fsync) return plan;
+  if (!aof_enabled) {
+    return fail(
+        "--ack-fsync: Redis writes no append-only file (appendonly no), so there is no "
+        "fsync to wait for: run it with appendonly yes");
+  }
+  if (appendfsync == "always") return plan;  // Redis fsyncs before it replies
+  const auto version_field = fields.find("redis_version");
+  const std::string version = version_field == fields.end() ? std::string("of unknown version")
+                                                            : std::string(version_field->second);
+  const auto number =
+      version_field == fields.end() ? std::nullopt : parse_redis_version(version_field->second);
+  if (number && *number >= 702) {
+    plan.wait_aof = true;  // WAITAOF, Redis 7.2 or newer
+    return plan;
+  }
+  return fail("--ack-fsync: Redis " + version +
+              (appendfsync ? " has appendfsync " + *appendfsync
+                           : std::string(" does not say its appendfsync (CONFIG GET refused)")) +
+              " and no WAITAOF (Redis 7.2 or newer): set appendfsync always, or use Redis 7.2 or "
+              "newer");
+}
+
+Result<StoreServerInfo> parse_redis_info(std::string_view info) {
+  const auto fields = info_fields(info);
   std::string missing;
   const auto field = [&](std::string_view name) -> std::string_view {
     const auto it = fields.find(name);
@@ -374,7 +446,20 @@ StoreResult<PublishStatus> RedisReplayStore::publish(const ModelMeta& meta,
     const bool same = text(fields->element[0]) == size &&
                       fields->element[1]->type == REDIS_REPLY_STRING &&
                       text(fields->element[1]) == crc;
-    return same ? PublishStatus::kAlreadyPublished : PublishStatus::kConflict;
+    if (!same) return PublishStatus::kConflict;
+    // Acknowledged again: wait as for a new publish (the barrier covers the
+    // earlier one, which may have failed in its wait).
+    if (waits_for_acknowledgement()) {
+      Command barrier("INCR");
+      barrier.arg_copy(options_.key_prefix + ":ack");
+      auto waited = pool_->run(std::span(&barrier, 1), /*atomic=*/false, /*acknowledge=*/true);
+      if (!waited.ok()) return fail(waited.error());
+      if (waited->front()->type != REDIS_REPLY_INTEGER) {
+        return fail(pool_->error("publish: not acknowledged, INCR " + options_.key_prefix +
+                                 ":ack: " + describe(waited->front().get())));
+      }
+    }
+    return PublishStatus::kAlreadyPublished;
   }
 
   // Upload the chunks under temporary names, then one script moves them into
@@ -399,8 +484,19 @@ StoreResult<PublishStatus> RedisReplayStore::publish(const ModelMeta& meta,
   for (const auto& [name, value] : meta.metadata) {
     commit.arg_copy(std::string(kMetaPrefix) + name).arg(value);
   }
-  auto replies = pool_->run(commands);
+  // The barrier (see push) after the script: the wait then covers an earlier
+  // publish of this version that the script finds.
+  const bool barrier = waits_for_acknowledgement();
+  if (barrier) commands.emplace_back("INCR").arg_copy(options_.key_prefix + ":ack");
+  auto replies = pool_->run(commands, /*atomic=*/false, /*acknowledge=*/true);
   if (!replies.ok()) return fail(replies.error());
+  if (barrier) {
+    if (replies->back()->type != REDIS_REPLY_INTEGER) {
+      return fail(pool_->error("publish: not acknowledged, INCR " + options_.key_prefix +
+                               ":ack: " + describe(replies->back().get())));
+    }
+    replies->pop_back();
+  }
   for (std::size_t i = 0; i < chunks; ++i) {
     const redisReply* reply = (*replies)[i].get();
     if (reply->type != REDIS_REPLY_STATUS) {
@@ -520,12 +616,12 @@ StoreResult<std::optional<std::string>> RedisReplayStore::read(std::uint64_t ver
 Result<bool> RedisReplayStore::set_best(std::uint64_t version) {
   Command command = Command::script(redis::kSetBestScript);
   command.arg(options_.key_prefix).arg(version);
-  auto reply = pool_->run(command);
-  if (!reply.ok()) return fail(reply.error());
-  if ((*reply)->type != REDIS_REPLY_INTEGER) {
-    return fail(pool_->error("set_best: " + describe(reply->get())));
-  }
-  return (*reply)->integer == 1;
+  // The script SETs the pointer whenever it answers 1: the wait covers it.
+  auto replies = pool_->run(std::span(&command, 1), /*atomic=*/false, /*acknowledge=*/true);
+  if (!replies.ok()) return fail(replies.error());
+  const redisReply* reply = replies->front().get();
+  if (reply->type != REDIS_REPLY_INTEGER) return fail(pool_->error("set_best: " + describe(reply)));
+  return reply->integer == 1;
 }
 
 bool eviction_policy_keeps_window(std::string_view policy) {
@@ -534,6 +630,10 @@ bool eviction_policy_keeps_window(std::string_view policy) {
 
 std::string RedisReplayStore::refused_eviction_policy() const {
   return pool_->refused_eviction_policy();
+}
+
+std::string RedisReplayStore::refused_configuration() const {
+  return pool_->refused_configuration();
 }
 
 Result<std::vector<std::uint64_t>> RedisReplayStore::prune(std::size_t keep) {

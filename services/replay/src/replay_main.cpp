@@ -30,6 +30,7 @@ struct Settings {
   std::string metrics_listen = "0.0.0.0:9102";
   std::string probe_listen = "off";  // the chart's probes: --probe-listen
   int dedup_ttl_hours = 7 * 24;
+  int ack_timeout_ms = 1000;
   int shutdown_grace_s = 10;
   chessrl::rpc::ServerSecurityFlags security;
   std::string redis_password_file;
@@ -138,6 +139,24 @@ void add_options(CLI::App& app, Settings& s) {
                  "best are deleted (0: keep every version)")
       ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
+  app.add_option("--ack-replicas", s.redis.ack_replicas,
+                 "acknowledge a push, publish or SetBest only once this many Redis replicas "
+                 "have it (WAIT); fewer within --ack-timeout-ms fails the call with UNAVAILABLE "
+                 "(written, not acknowledged: the client's retry finds it a duplicate)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_option("--ack-timeout-ms", s.ack_timeout_ms,
+                 "how long an acknowledging write waits for --ack-replicas (and --ack-fsync's "
+                 "WAITAOF)")
+      ->check(CLI::Range(1, 60000))
+      ->capture_default_str();
+  app.add_flag("--ack-fsync", s.redis.ack_fsync,
+               "acknowledge only once Redis has fsynced the write to its append-only file: "
+               "needs appendfsync always, or Redis 7.2+ (WAITAOF); start-up is refused, naming "
+               "the version, where neither holds");
+  app.add_flag("--allow-unpersisted-acks", s.redis.allow_unpersisted,
+               "serve a Redis that writes no append-only file (appendonly no), whose restart or "
+               "failover loses acknowledged games; without it such a Redis is refused");
   chessrl::rpc::add_server_security_options(app, s.security);
   app.add_option("--shutdown-grace", s.shutdown_grace_s,
                  "seconds calls in flight get to finish on SIGTERM")
@@ -159,6 +178,10 @@ int serve(Settings& s) {
                          " is below --max-model-bytes " +
                          std::to_string(s.server.models.max_model_bytes) +
                          ": the largest model accepted could never be downloaded");
+  if (s.store != "redis" && (s.redis.ack_replicas > 0 || s.redis.ack_fsync)) {
+    throw chessrl::Error("--ack-replicas and --ack-fsync need --store redis (--store " + s.store +
+                         " keeps everything in this process, lost on exit)");
+  }
   auto security = chessrl::rpc::load_server_security(s.security);
   if (!security.ok()) throw chessrl::Error(security.error());
   s.server.auth = std::move(security->auth);
@@ -176,6 +199,7 @@ int serve(Settings& s) {
   }
 
   s.redis.dedup_ttl = std::chrono::hours(s.dedup_ttl_hours);
+  s.redis.ack_timeout = std::chrono::milliseconds(s.ack_timeout_ms);
   std::unique_ptr<chessrl::replay::RedisReplayStore> redis;
   std::unique_ptr<chessrl::replay::MemoryReplayStore> memory_games;
   std::unique_ptr<chessrl::replay::MemoryModelStore> memory_models;
@@ -184,7 +208,9 @@ int serve(Settings& s) {
   if (s.store == "redis") {
     redis = std::make_unique<chessrl::replay::RedisReplayStore>(s.redis);
     if (auto ping = redis->ping(); !ping.ok()) {
-      if (!redis->refused_eviction_policy().empty()) {  // Redis is there, but may evict the window
+      // Redis is there, but unfit: it may evict the window, does not persist,
+      // or cannot give the acknowledgements asked for.
+      if (!redis->refused_configuration().empty()) {
         std::fprintf(stderr, "chessrl-replay: %s\n", ping.error().c_str());
         return 1;
       }

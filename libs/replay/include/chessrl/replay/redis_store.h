@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,7 +37,41 @@ struct RedisOptions {
   std::chrono::milliseconds command_timeout{5000};
   std::chrono::milliseconds backoff_min{50};
   std::chrono::milliseconds backoff_max{2000};
+
+  // What an acknowledgement promises (docs/replay.md, "Durability"). Each
+  // acknowledging write (a push, a model publish, set_best) waits, on its
+  // connection, until `ack_replicas` replicas have it (WAIT) and, with
+  // `ack_fsync`, until Redis has fsynced it to its AOF; when that does not
+  // happen within `ack_timeout` the call fails (kUnavailable) naming how many
+  // confirmed: its data is written but not acknowledged, and a retry finds the
+  // games as duplicates. A write that stored nothing new (only duplicates)
+  // first INCRs P:ack, so the wait covers the earlier write of the same data.
+  int ack_replicas = 0;
+  std::chrono::milliseconds ack_timeout{1000};
+  // Needs the fsync before the acknowledgement: satisfied by appendfsync
+  // always; otherwise WAITAOF (Redis 7.2 or newer). A server that can give
+  // neither is refused, naming its version.
+  bool ack_fsync = false;
+  // Every new connection checks INFO persistence and is refused when Redis
+  // writes no AOF (a restart or failover then loses acknowledged games;
+  // RDB snapshots alone lose everything since the last one). True accepts it.
+  bool allow_unpersisted = false;
 };
+
+// A Redis version ("7.0.15") as major * 100 + minor (700); nullopt when it
+// does not start with two numbers.
+std::optional<int> parse_redis_version(std::string_view version);
+
+// How a connection makes its writes as durable as `options` ask, from what the
+// server said: its INFO persistence and INFO server text, and its appendfsync
+// (CONFIG GET; nullopt when CONFIG is refused, as managed Redis services do).
+// An error names what is missing, the option that asks for it, and the
+// server's version where that is the reason.
+struct AckPlan {
+  bool wait_aof = false;  // send WAITAOF 1 0 <timeout> after each acknowledging write
+};
+Result<AckPlan> plan_acknowledgement(const RedisOptions& options, std::string_view info,
+                                     const std::optional<std::string>& appendfsync);
 
 // Whether a Redis maxmemory-policy keeps every key the window needs:
 // noeviction and volatile-* do (no key of the window has a TTL; the keys with
@@ -63,8 +98,13 @@ class RedisReplayStore final : public ReplayStore, public ModelStore {
   // keys (a renamed CONFIG: a warning on stderr, once, and no check).
   Result<void> ping();
   // The policy the last connection attempt was refused for; empty when none
-  // was (a service refuses to start when this is set after a failed ping).
+  // was.
   std::string refused_eviction_policy() const;
+  // Why the last connection attempt was refused for Redis's configuration
+  // (its maxmemory-policy, no AOF, a guarantee asked of acknowledgements that
+  // it cannot give); empty when it was not (a service refuses to start when
+  // this is set after a failed ping: Redis is there, but unfit).
+  std::string refused_configuration() const;
 
   Result<std::vector<PushResult>> push(std::span<const StoredGame> games) override;
   StoreResult<SampledPositions> sample(std::size_t count, std::uint64_t seed) override;
@@ -86,6 +126,9 @@ class RedisReplayStore final : public ReplayStore, public ModelStore {
 
  private:
   class Pool;
+  // Whether acknowledging writes wait (ack_replicas, ack_fsync), and so
+  // carry the barrier write.
+  bool waits_for_acknowledgement() const { return options_.ack_replicas > 0 || options_.ack_fsync; }
   RedisOptions options_;
   std::unique_ptr<Pool> pool_;
 };
