@@ -553,7 +553,10 @@ TEST_F(ProducerGateTest, LabelsAndBucketsAreBoundedAndTheRestShareOther) {
   EXPECT_TRUE(g->admit(positions("p1", 10)).ok());
   EXPECT_TRUE(g->admit(positions("p2", 10)).ok());
   EXPECT_TRUE(g->admit(positions("p3", 10)).ok());
-  EXPECT_FALSE(g->admit(positions("p4", 1)).ok());  // (other) is empty now
+  const grpc::Status shared = g->admit(positions("p4", 1));  // (other) is empty now
+  EXPECT_EQ(shared.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(has(shared.error_message(), "producer (other) (the names beyond --max-producers"))
+      << shared.error_message();
   // ... until a bucket has refilled and is forgotten.
   now_ += std::chrono::seconds(10);
   EXPECT_TRUE(g->admit(positions("p4", 10)).ok());

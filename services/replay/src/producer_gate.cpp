@@ -149,8 +149,10 @@ grpc::Status ProducerGate::admit(const v1::PushGamesRequest& request) {
     refill(*bucket, now);
     if (bucket->tokens >= cost) continue;
     refused_locked(request, "rate_limited");
-    const std::string who =
-        trackable(names[i]) ? "producer '" + std::string(names[i]) + "'" : "this producer";
+    const bool shared = bucket == &buckets_.find(kOtherProducers)->second;
+    const std::string who = shared ? "producer " + std::string(kOtherProducers) +
+                                         " (the names beyond --max-producers, sharing one bucket)"
+                                   : "producer '" + std::string(names[i]) + "'";
     return grpc::Status(
         grpc::StatusCode::RESOURCE_EXHAUSTED,
         "PushGames: " + who + " is over its rate: the call has " + count_text(cost) +
