@@ -189,7 +189,7 @@ TEST(Validation, HistoryStopsAtTheLastCaptureOrPawnMove) {
 TEST(Validation, HistoryFromAStartFenWithAHalfmoveClock) {
   v1::Game game = game_of(
       {"g1f3", "g8f6", "b1c3", "b8c6", "f3g1", "f6g8", "c3b1", "c6b8", "g1f3", "g8f6", "b1c3"},
-      v1::DRAW, v1::ADJUDICATION, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 40 21");
+      v1::DRAW, v1::MOVE_LIMIT, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 40 21");
   add_uniform_target(game, 10);
   const std::vector<v1::TrainingPosition> positions = accepted(game);
   ASSERT_EQ(positions.size(), 1u);
@@ -202,7 +202,7 @@ TEST(Validation, HistoryFromAStartFenWithAHalfmoveClock) {
 // start FEN with 271 legal moves overflowed the move list validation fills, on
 // the replay service's stack. Such material is now a bad FEN.
 TEST(Validation, StartFenWithMaterialNoGameReachesIsABadFen) {
-  v1::Game game = game_of({}, v1::DRAW, v1::ADJUDICATION);
+  v1::Game game = game_of({}, v1::DRAW, v1::MOVE_LIMIT);
   game.set_start_fen("QQQQQQBk/Q5RB/Q6Q/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1");
   game.add_moves(0);
   expect_rejected(game, RejectReason::kBadFen, "beyond the starting set");
@@ -214,7 +214,7 @@ TEST(Validation, StartFenWithMaterialNoGameReachesIsABadFen) {
 TEST(Validation, TrainingFensParseFromTheMoveNumberLimit) {
   v1::Game game = game_of(
       {"e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "b1c3", "f8c5", "d2d3", "d7d6"}, v1::DRAW,
-      v1::ADJUDICATION, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 999999");
+      v1::MOVE_LIMIT, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 999999");
   add_uniform_target(game, 9);
   const std::vector<v1::TrainingPosition> positions = accepted(game);
   ASSERT_EQ(positions.size(), 1u);
@@ -272,8 +272,40 @@ TEST(Validation, PositionsCarryTheMaterialLeadALittleLater) {
 TEST(Validation, DeclaredEndingsNeedNoRule) {
   accepted(game_of({"e2e4"}, v1::BLACK_WINS, v1::RESIGNATION));
   accepted(game_of({"e2e4"}, v1::WHITE_WINS, v1::RESIGNATION));
-  accepted(game_of({"e2e4"}, v1::WHITE_WINS, v1::ADJUDICATION));
   accepted(game_of({}, v1::DRAW, v1::MOVE_LIMIT));
+}
+
+// ADJUDICATION and MOVE_LIMIT are what chess::move_limit_result gives self-play
+// at its move limit: a win for the side ahead in material by at least the
+// threshold (>= 1 when on), else a draw.
+TEST(Validation, AdjudicationsFollowTheMaterialRule) {
+  const std::string rook_up = "4k3/8/8/8/8/8/8/R3K3 w - - 0 1";  // White leads by 5
+  const std::string pawn_up = "4k3/p7/8/8/8/8/PP6/4K3 w - - 0 1";  // White leads by 1
+  accepted(game_of({"e1e2"}, v1::WHITE_WINS, v1::ADJUDICATION, rook_up));
+  accepted(game_of({"e1e2"}, v1::WHITE_WINS, v1::ADJUDICATION, pawn_up));
+  accepted(game_of({"e1e2", "e8d7", "a1a7"}, v1::WHITE_WINS, v1::ADJUDICATION, rook_up));
+  // The winner must lead at the final position: here White leads by 4 until
+  // Black promotes, and then trails by 4.
+  const std::string promotes = "4k3/8/8/8/8/8/1p6/R3K3 w - - 0 1";
+  accepted(game_of({"a1a2"}, v1::WHITE_WINS, v1::ADJUDICATION, promotes));
+  expect_rejected(game_of({"a1a2", "b2b1q"}, v1::WHITE_WINS, v1::ADJUDICATION, promotes),
+                  RejectReason::kBadResult, "lead at the final position is -4");
+  accepted(game_of({"a1a2", "b2b1q"}, v1::BLACK_WINS, v1::ADJUDICATION, promotes));
+  expect_rejected(game_of({"e1e2"}, v1::BLACK_WINS, v1::ADJUDICATION, rook_up),
+                  RejectReason::kBadResult,
+                  "ply 1: the game says BLACK_WINS by ADJUDICATION, but the winner's material "
+                  "lead at the final position is -5 (adjudication needs at least 1)");
+  expect_rejected(game_of({"e2e4"}, v1::WHITE_WINS, v1::ADJUDICATION), RejectReason::kBadResult,
+                  "material lead at the final position is 0");
+  expect_rejected(game_of({"e1e2"}, v1::DRAW, v1::ADJUDICATION, rook_up),
+                  RejectReason::kBadResult, "adjudication decides a game on material");
+  // The move limit is a draw, at any material (adjudication may be off).
+  accepted(game_of({"e1e2"}, v1::DRAW, v1::MOVE_LIMIT, rook_up));
+  accepted(game_of({"e2e4"}, v1::DRAW, v1::MOVE_LIMIT));
+  expect_rejected(game_of({"e1e2"}, v1::WHITE_WINS, v1::MOVE_LIMIT, rook_up),
+                  RejectReason::kBadResult, "a game stopped by the move limit is a draw");
+  expect_rejected(game_of({"e2e4"}, v1::BLACK_WINS, v1::MOVE_LIMIT), RejectReason::kBadResult,
+                  "BLACK_WINS by MOVE_LIMIT");
 }
 
 TEST(Validation, RejectsBadIds) {
@@ -359,7 +391,7 @@ TEST(Validation, RejectsIllegalMoves) {
   game.set_moves(2, 1u << 20);
   expect_rejected(game, RejectReason::kIllegalMove, "ply 2: move code 1048576");
   // Castling as king-takes-rook.
-  game = game_of({"e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "f8c5"}, v1::DRAW, v1::ADJUDICATION);
+  game = game_of({"e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "f8c5"}, v1::DRAW, v1::MOVE_LIMIT);
   game.add_moves(4 + 64 * 7);
   expect_rejected(game, RejectReason::kIllegalMove, "ply 6: move e1h1");
 }
@@ -416,7 +448,7 @@ TEST(Validation, RejectsMovesAfterTheEnd) {
   game.add_moves(12 + 64 * 28);
   expect_rejected(game, RejectReason::kBadResult, "ply 4: moves continue after checkmate at ply 4");
   game = game_of({"g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8", "e2e4"}, v1::DRAW,
-                 v1::ADJUDICATION);
+                 v1::MOVE_LIMIT);
   expect_rejected(game, RejectReason::kBadResult, "after threefold repetition at ply 8");
 }
 

@@ -549,6 +549,49 @@ TEST_F(ReplayRedisTest, BinaryRefusesAnUnknownConfigKey) {
   EXPECT_NE(slurp(log).find("window-positionz"), std::string::npos) << slurp(log);
 }
 
+// --quarantine from flags (repeated, comma-separated) and from a config list:
+// the named producers' pushes are refused, others are stored; an empty name
+// stops start-up naming the option.
+TEST_F(ReplayRedisTest, BinaryQuarantinesTheProducersItIsGiven) {
+  const auto push_from = [](int port, const std::string& producer) {
+    rpc::ClientOptions options;
+    options.address = "127.0.0.1:" + std::to_string(port);
+    options.attempts = 1;
+    auto request = batch(7000, 1, 20, producer + "-");
+    request.mutable_games(0)->set_producer(producer);
+    return rpc::ReplayClient(options).push_games(request).code();
+  };
+  const std::string config = redis_->dir() + "/quarantine.yaml";
+  std::ofstream(config) << "quarantine: [pod-x, pod-y]\n";
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> runs = {
+      {{"--quarantine", "pod-a,pod-b", "--quarantine", "pod-c"}, {"pod-a", "pod-b", "pod-c"}},
+      {{"--config", config}, {"pod-x", "pod-y"}}};
+  int run = 0;
+  for (const auto& [args, quarantined] : runs) {
+    const std::string log = redis_->dir() + "/quarantine-" + std::to_string(++run) + ".log";
+    std::vector<std::string> argv = {CHESSRL_REPLAY_BINARY, "--store", "memory", "--listen",
+                                     "127.0.0.1:0", "--metrics-listen", "off"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Child child = spawn(argv, log);
+    const int port = served_port(log);
+    ASSERT_NE(port, 0) << slurp(log);
+    for (const auto& name : quarantined) {
+      EXPECT_EQ(push_from(port, name), grpc::StatusCode::PERMISSION_DENIED) << name;
+      EXPECT_NE(slurp(log).find(name), std::string::npos) << slurp(log);  // listed at start-up
+    }
+    EXPECT_EQ(push_from(port, "pod-d"), grpc::StatusCode::OK);
+    ::kill(child.pid, SIGTERM);
+    EXPECT_EQ(child.wait_exit(), 0) << slurp(log);
+  }
+  const std::string log = redis_->dir() + "/empty.log";
+  Child child = spawn({CHESSRL_REPLAY_BINARY, "--store", "memory", "--listen", "127.0.0.1:0",
+                       "--metrics-listen", "off", "--quarantine", ""},
+                      log);
+  EXPECT_NE(child.wait_exit(), 0);
+  EXPECT_NE(slurp(log).find("--quarantine: an empty producer name"), std::string::npos)
+      << slurp(log);
+}
+
 // A Redis that may evict the window's keys: the binary does not start.
 TEST_F(ReplayRedisTest, BinaryRefusesARedisWhosePolicyCanEvictTheWindow) {
   ASSERT_EQ(redis_->cli({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}), "OK");

@@ -375,3 +375,194 @@ TEST(BlobCrc32Test, MatchesZlibAndKnownValues) {
 
 }  // namespace
 }  // namespace chessrl::replay_service
+
+namespace chessrl::replay_service {
+namespace {
+
+// A batch whose games all name `producer`.
+v1::PushGamesRequest from(const std::string& producer, std::uint64_t seed, int n, int plies = 40) {
+  auto request = batch(seed, n, plies, producer + "-");
+  for (auto& g : *request.mutable_games()) g.set_producer(producer);
+  return request;
+}
+
+int positions_of(const v1::PushGamesRequest& request) {
+  int n = 0;
+  for (const auto& g : request.games()) n += g.targets_size();
+  return n;
+}
+
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+// Per-producer rules over real gRPC: quarantine, positions per call, rate.
+class ReplayProducerTest : public ::testing::Test {
+ protected:
+  ReplayProducerTest() : games_(1000000) {}
+  void start(const ReplayServerOptions& options) {
+    server_ = std::make_unique<ReplayServer>(games_, models_, registry_, options);
+    replay_ = std::make_unique<rpc::ReplayClient>(testing::single_try_client(server_->port()));
+  }
+  replay::MemoryReplayStore games_;
+  replay::MemoryModelStore models_;
+  metrics::Registry registry_;
+  std::unique_ptr<ReplayServer> server_;
+  std::unique_ptr<rpc::ReplayClient> replay_;
+};
+
+TEST_F(ReplayProducerTest, AQuarantinedProducersPushesAreRefusedWholeAndCounted) {
+  auto options = testing::fast_server_options();
+  options.replay.producers.quarantined = {"pod-bad"};
+  start(options);
+  auto refused = replay_->push_games(from("pod-bad", 1, 3));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(has(refused.error(), "producer 'pod-bad' is quarantined (--quarantine): its games "
+                                   "are refused; nothing was stored"))
+      << refused.error();
+  // One game of it among others refuses the call: nothing of it is stored.
+  auto mixed = from("pod-good", 10, 2);
+  *mixed.add_games() = from("pod-bad", 20, 1).games(0);
+  EXPECT_EQ(replay_->push_games(mixed).code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(games_.stats()->games, 0u);
+  auto good = replay_->push_games(from("pod-good", 30, 2));
+  ASSERT_TRUE(good.ok()) << good.error();
+  EXPECT_EQ(games_.stats()->games, 2u);
+  const std::string text = registry_.serialize();
+  EXPECT_TRUE(has(text, "chessrl_replay_games_refused_total{reason=\"quarantined\"} 6")) << text;
+  EXPECT_TRUE(has(text, "chessrl_replay_producer_games_total{producer=\"pod-bad\",result=\"refused\"} 4"))
+      << text;
+  EXPECT_TRUE(has(text, "chessrl_replay_producer_games_total{producer=\"pod-good\",result=\"stored\"} 2"))
+      << text;
+}
+
+TEST_F(ReplayProducerTest, ACallOfSeveralGamesOverThePositionCapIsRefusedWhole) {
+  auto options = testing::fast_server_options();
+  options.replay.max_push_positions = 50;
+  start(options);
+  const auto two = from("pod-1", 1, 2, 40);  // 40 targets each (synthetic: every ply)
+  ASSERT_GT(positions_of(two), 50);
+  auto refused = replay_->push_games(two);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(has(refused.error(), std::to_string(positions_of(two)) +
+                                       " training positions in one call of several games; at "
+                                       "most 50 (--max-push-positions); nothing was stored"))
+      << refused.error();
+  EXPECT_EQ(games_.stats()->games, 0u);
+  // Each alone passes (as self-play's pusher sends them after halving its batch).
+  for (const auto& g : two.games()) {
+    v1::PushGamesRequest one;
+    *one.add_games() = g;
+    auto reply = replay_->push_games(one);
+    ASSERT_TRUE(reply.ok()) << reply.error();
+  }
+  EXPECT_EQ(games_.stats()->games, 2u);
+  EXPECT_TRUE(has(registry_.serialize(),
+                  "chessrl_replay_games_refused_total{reason=\"too_many_positions\"} 2"));
+}
+
+TEST_F(ReplayProducerTest, AProducerOverItsRateIsRefusedAndOthersAreNot) {
+  auto options = testing::fast_server_options();
+  options.replay.producers.rate = 0.001;  // positions a second: no refill within the test
+  options.replay.limits.max_plies = 100;  // the bucket holds one game of 100 plies at least
+  start(options);
+  const auto first = from("pod-1", 1, 2, 40);
+  ASSERT_LE(positions_of(first), 100);
+  ASSERT_TRUE(replay_->push_games(first).ok());
+  auto over = replay_->push_games(from("pod-1", 10, 2, 40));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(has(over.error(), "producer 'pod-1' is over its rate: the call has " +
+                                    std::to_string(positions_of(from("pod-1", 10, 2, 40))) +
+                                    " training positions, the producer may push " +
+                                    std::to_string(100 - positions_of(first)) + " now"))
+      << over.error();
+  EXPECT_TRUE(has(over.error(), "--producer-rate")) << over.error();
+  // Another producer has a bucket of its own.
+  ASSERT_TRUE(replay_->push_games(from("pod-2", 20, 2, 40)).ok());
+  EXPECT_EQ(games_.stats()->games, 4u);
+  const std::string text = registry_.serialize();
+  EXPECT_TRUE(has(text, "chessrl_replay_games_refused_total{reason=\"rate_limited\"} 2")) << text;
+  EXPECT_TRUE(has(text, "chessrl_replay_producer_positions_total{producer=\"pod-2\"} " +
+                            std::to_string(positions_of(from("pod-2", 20, 2, 40)))))
+      << text;
+}
+
+// The gate alone, on a clock of the test's own.
+class ProducerGateTest : public ::testing::Test {
+ protected:
+  ProducerGate::Clock::time_point now_{};
+  metrics::Registry registry_;
+  std::unique_ptr<ProducerGate> gate(ProducerOptions options, std::size_t min_burst = 1) {
+    return std::make_unique<ProducerGate>(options, registry_, min_burst, [this] { return now_; });
+  }
+  static v1::PushGamesRequest positions(const std::string& producer, int n) {
+    v1::PushGamesRequest request;
+    v1::Game* g = request.add_games();
+    g->set_producer(producer);
+    for (int i = 0; i < n; ++i) g->add_targets();
+    return request;
+  }
+};
+
+TEST_F(ProducerGateTest, ABucketRefillsAtTheRateUpToItsDepth) {
+  ProducerOptions options;
+  options.rate = 100;
+  options.burst_seconds = 10;  // 1,000 at once
+  auto g = gate(options);
+  EXPECT_TRUE(g->admit(positions("a", 1000)).ok());
+  EXPECT_EQ(g->admit(positions("a", 1)).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  now_ += std::chrono::seconds(2);  // 200 back
+  EXPECT_FALSE(g->admit(positions("a", 201)).ok());
+  EXPECT_TRUE(g->admit(positions("a", 200)).ok());
+  now_ += std::chrono::hours(1);  // never more than the depth
+  EXPECT_FALSE(g->admit(positions("a", 1001)).ok());
+  EXPECT_TRUE(g->admit(positions("a", 1000)).ok());
+  // A game without positions costs one.
+  EXPECT_FALSE(g->admit(positions("a", 0)).ok());
+  options.rate = 0;  // no limit
+  auto open = gate(options);
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(open->admit(positions("a", 10000)).ok());
+}
+
+TEST_F(ProducerGateTest, LabelsAndBucketsAreBoundedAndTheRestShareOther) {
+  ProducerOptions options;
+  options.rate = 1;
+  options.burst_seconds = 10;
+  options.max_tracked = 2;
+  auto g = gate(options);
+  EXPECT_EQ(g->label("pod-a"), "pod-a");
+  EXPECT_EQ(g->label("pod-b"), "pod-b");
+  EXPECT_EQ(g->label("pod-c"), "(other)");
+  EXPECT_EQ(g->label("pod-a"), "pod-a");
+  EXPECT_EQ(g->label("bad name\n"), "(other)");
+  EXPECT_EQ(g->label(""), "(other)");
+  for (int i = 0; i < 1000; ++i) g->count("x" + std::to_string(i), ProducerGate::Result::kStored, 1);
+  const std::string text = registry_.serialize();
+  std::size_t series = 0;
+  for (std::size_t at = 0; (at = text.find("chessrl_replay_producer_positions_total{", at)) !=
+                           std::string::npos;
+       ++at)
+    ++series;
+  EXPECT_EQ(series, 3u) << text;  // pod-a, pod-b, (other)
+  EXPECT_TRUE(has(text, "chessrl_replay_producer_positions_total{producer=\"(other)\"} 1000"));
+
+  // Buckets: two names at once have their own; a third shares (other)'s ...
+  EXPECT_TRUE(g->admit(positions("p1", 10)).ok());
+  EXPECT_TRUE(g->admit(positions("p2", 10)).ok());
+  EXPECT_TRUE(g->admit(positions("p3", 10)).ok());
+  const grpc::Status shared = g->admit(positions("p4", 1));  // (other) is empty now
+  EXPECT_EQ(shared.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(has(shared.error_message(), "producer (other) (the names beyond --max-producers"))
+      << shared.error_message();
+  // ... until a bucket has refilled and is forgotten.
+  now_ += std::chrono::seconds(10);
+  EXPECT_TRUE(g->admit(positions("p4", 10)).ok());
+  EXPECT_FALSE(g->admit(positions("p4", 1)).ok());  // its own bucket, now empty
+  EXPECT_TRUE(g->admit(positions("p1", 10)).ok());
+}
+
+}  // namespace
+}  // namespace chessrl::replay_service

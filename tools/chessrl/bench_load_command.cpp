@@ -148,6 +148,7 @@ ThreadRecord produce(int index, const LoadOptions& o, const rpc::ClientOptions& 
       PendingGame g;
       g.game = pool[(static_cast<std::size_t>(index) * 7919 + made) % pool.size()];
       g.game.set_id("load-" + std::to_string(index) + "-" + std::to_string(made++));
+      g.game.set_producer("load-" + std::to_string(index));  // one producer a thread, as replicas
       pending.push_back(std::move(g));
     }
     request.Clear();

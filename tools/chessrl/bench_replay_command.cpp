@@ -105,6 +105,9 @@ void run_replay_bench(const ReplayBenchOptions& o) {
   metrics::Registry registry;
   replay_service::ReplayServerOptions server_options;
   server_options.listen = "127.0.0.1:0";
+  // The clients push as one producer at the service's whole ingest rate,
+  // above one replica's --producer-rate: what is measured is the service.
+  server_options.replay.producers.rate = 0;
   replay_service::ReplayServer server(store, store, registry, server_options);
   rpc::ClientOptions client_options;
   client_options.address = "127.0.0.1:" + std::to_string(server.port());

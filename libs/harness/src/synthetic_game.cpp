@@ -72,7 +72,7 @@ v1::Game make_synthetic_game(std::uint64_t seed, const SyntheticGameOptions& opt
     game.set_termination(record::to_wire(result.reason));
   } else {
     game.set_outcome(v1::DRAW);
-    game.set_termination(v1::ADJUDICATION);
+    game.set_termination(v1::MOVE_LIMIT);
   }
   return game;
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -34,6 +35,7 @@ struct Settings {
   int shutdown_grace_s = 10;
   chessrl::rpc::ServerSecurityFlags security;
   std::string redis_password_file;
+  std::vector<std::string> quarantine;
 };
 
 constexpr const char* kPasswordEnv = "CHESSRL_REDIS_PASSWORD";
@@ -106,6 +108,25 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--max-push-games", s.server.replay.max_push_games,
                  "most games per PushGames call (one Redis transaction)")
       ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  app.add_option("--max-push-positions", s.server.replay.max_push_positions,
+                 "most training positions per PushGames call of several games (one game is "
+                 "bounded by --max-plies)")
+      ->check(CLI::Range(1u, 1u << 24))
+      ->capture_default_str();
+  app.add_option("--quarantine", s.quarantine,
+                 "producers whose pushes are refused (PERMISSION_DENIED), by exact name (a "
+                 "Game's producer, self-play's --replica); repeatable or comma-separated")
+      ->delimiter(',');
+  app.add_option("--producer-rate", s.server.replay.producers.rate,
+                 "training positions a second one producer may push, sustained (a game "
+                 "without positions counts as one; 10 s of it at once); 0: no limit")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  app.add_option("--max-producers", s.server.replay.producers.max_tracked,
+                 "producers with their own metrics series (the first names seen) and rate "
+                 "buckets; the others share the producer label and bucket \"(other)\"")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   app.add_option("--max-message-bytes", s.server.max_message_bytes,
                  "largest gRPC message received (a PushGames): gRPC reads a call's whole "
@@ -196,6 +217,18 @@ int serve(Settings& s) {
                  "CHESSRL_TOKEN_* variable): anyone who reaches %s can push games, publish "
                  "models and set the best version\n",
                  s.server.listen.c_str());
+  }
+
+  for (const std::string& name : s.quarantine) {
+    if (name.empty()) throw chessrl::Error("--quarantine: an empty producer name");
+    s.server.replay.producers.quarantined.insert(name);
+  }
+  if (!s.quarantine.empty()) {
+    std::string names;
+    for (const std::string& name : s.server.replay.producers.quarantined)
+      names += (names.empty() ? "" : ", ") + name;
+    std::fprintf(stderr, "chessrl-replay: quarantined producers (their pushes are refused): %s\n",
+                 names.c_str());
   }
 
   s.redis.dedup_ttl = std::chrono::hours(s.dedup_ttl_hours);

@@ -148,6 +148,7 @@ ReplayServiceImpl::ReplayServiceImpl(replay::ReplayStore& store, ReplayMetrics& 
       metrics_(metrics),
       options_(options),
       auth_(auth),
+      producers_(options_.producers, metrics.registry(), options_.limits.max_plies),
       seed_base_([] {
         std::random_device rd;  // 32 bits a call: two make the 64-bit base
         return (std::uint64_t(rd()) << 32) ^ rd();
@@ -168,6 +169,19 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
                       " games in one call; at most " + std::to_string(options_.max_push_games) +
                       " (--max-push-games); nothing was stored");
   }
+  if (request.games_size() > 1) {
+    std::uint64_t positions = 0;
+    for (const v1::Game& game : request.games()) positions += std::uint64_t(game.targets_size());
+    if (positions > options_.max_push_positions) {
+      producers_.refused(request, "too_many_positions");
+      return Status(StatusCode::RESOURCE_EXHAUSTED,
+                    "PushGames: " + std::to_string(positions) +
+                        " training positions in one call of several games; at most " +
+                        std::to_string(options_.max_push_positions) +
+                        " (--max-push-positions); nothing was stored");
+    }
+  }
+  if (Status admitted = producers_.admit(request); !admitted.ok()) return admitted;
   std::vector<record::StoredGame> valid;
   std::vector<int> valid_index;  // request index of each valid game
   std::vector<std::size_t> rejected;
@@ -182,6 +196,7 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
       result->set_reason(std::string(record::reason_label(rejection->reason)));
       result->set_detail(std::move(rejection->detail));
       rejected.push_back(static_cast<std::size_t>(rejection->reason));
+      producers_.count(game.producer(), ProducerGate::Result::kRejected);
       continue;
     }
     valid.push_back(std::get<record::StoredGame>(std::move(validation)));
@@ -206,9 +221,12 @@ Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGame
       result->set_status(v1::STORED);
       metrics_.games_stored.inc();
       metrics_.positions_stored.inc(static_cast<double>(valid[k].positions.size()));
+      producers_.count(request.games(valid_index[k]).producer(), ProducerGate::Result::kStored,
+                       valid[k].positions.size());
     } else if (pushed == replay::PushStatus::kDuplicate) {
       result->set_status(v1::DUPLICATE);
       metrics_.games_duplicate.inc();
+      producers_.count(request.games(valid_index[k]).producer(), ProducerGate::Result::kDuplicate);
     } else {  // not stored, while others of the batch may be: the client resends it
       result->set_status(v1::FAILED);
       result->set_reason("store_error");

@@ -175,6 +175,34 @@ std::optional<Rejection> check_policy(const v1::MoveTarget& t, const chess::Posi
   return std::nullopt;
 }
 
+// An ADJUDICATION must be what chess::move_limit_result gives self-play at
+// its move limit: a win for the side at least `threshold` pawns ahead in
+// chess::material_balance, with threshold >= 1 (self-play's
+// --adjudicate-material and --short-adjudicate-material; 0 turns adjudication
+// off). Replay does not know the threshold, so it holds every adjudication to
+// the least of them: the winner leads by at least kMinAdjudicationLead at the
+// final position. A draw, or a win for the side level or behind, is refused.
+// A MOVE_LIMIT draw is accepted at any material: with adjudication off every
+// game at the limit is a draw, whatever the lead (check_final_result).
+std::optional<Rejection> check_adjudication(const v1::Game& game, const chess::Position& pos) {
+  const std::string declared =
+      v1::Outcome_Name(game.outcome()) + " by " + v1::Termination_Name(game.termination());
+  const std::string where = at_ply(static_cast<std::size_t>(game.moves_size()));
+  if (game.outcome() == v1::DRAW)
+    return reject(RejectReason::kBadResult,
+                  where + "adjudication decides a game on material, so it needs a winner; the "
+                          "game says " + declared + " (a draw at the move limit is MOVE_LIMIT)");
+  const int white_lead = chess::material_balance(pos);
+  const int winner_lead = game.outcome() == v1::WHITE_WINS ? white_lead : -white_lead;
+  if (winner_lead < kMinAdjudicationLead)
+    return reject(RejectReason::kBadResult,
+                  where + "the game says " + declared + ", but the winner's material lead at " +
+                      "the final position is " + std::to_string(winner_lead) +
+                      " (adjudication needs at least " + std::to_string(kMinAdjudicationLead) +
+                      "): " + pos.fen());
+  return std::nullopt;
+}
+
 std::optional<Rejection> check_final_result(const v1::Game& game, const chess::Position& pos) {
   const std::size_t ply = static_cast<std::size_t>(game.moves_size());
   const std::string declared =
@@ -195,7 +223,14 @@ std::optional<Rejection> check_final_result(const v1::Game& game, const chess::P
                       at_ply(ply) + "a resigned game needs a winner, the game says " + declared);
       return std::nullopt;
     case v1::ADJUDICATION:
+      return check_adjudication(game, pos);
     case v1::MOVE_LIMIT:
+      // chess::move_limit_result ends a game at the limit as a draw whenever
+      // it does not adjudicate it, and never otherwise.
+      if (game.outcome() != v1::DRAW)
+        return reject(RejectReason::kBadResult,
+                      at_ply(ply) + "a game stopped by the move limit is a draw, the game says " +
+                          declared + " (a win at the limit is ADJUDICATION)");
       return std::nullopt;
     default:
       return reject(RejectReason::kBadResult, at_ply(ply) + "the game says " + declared +

@@ -11,7 +11,7 @@
 namespace chessrl::harness {
 
 struct SyntheticGameOptions {
-  int max_plies = 160;      // a game not over by then ends by ADJUDICATION, a draw
+  int max_plies = 160;      // a game not over by then ends at the MOVE_LIMIT, a draw
   int policy_moves = 16;    // at most this many legal moves in each policy
   double target_fraction = 1.0;  // share of plies that are training targets
   std::uint64_t model_version = 0;

@@ -16,6 +16,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/model_store.h"
 #include "chessrl/replay/replay_store.h"
+#include "chessrl/replay_service/producer_gate.h"
 #include "chessrl/record/validation.h"
 #include "chessrl/rpc/auth.h"
 #include "chessrl/rpc/clients.h"
@@ -28,6 +29,13 @@ struct ReplayServiceOptions {
   record::ValidationLimits limits;
   std::uint32_t max_sample = 16384;  // positions per Sample call
   std::uint32_t max_push_games = 256;  // games per PushGames call
+  // Training positions per PushGames call of more than one game (one game is
+  // bounded by limits.max_plies): self-play's default push, 32 games of at most
+  // 200 plies with a target on a quarter of the moves, holds about 1,600, and
+  // at most 6,400 with a target on every move. The chart's window of 50,000
+  // takes at least 7 such calls to replace, not one.
+  std::uint32_t max_push_positions = 8192;
+  ProducerOptions producers;  // quarantine, rate limit, per-producer series
 };
 
 // The service's own series in a metrics registry (names in docs/metrics.md).
@@ -62,6 +70,7 @@ struct ReplayMetrics {
   void record_refusal(std::string_view method, grpc::StatusCode code);
   // The server's INFO into the store_* gauges.
   void set_store_info(const replay::StoreServerInfo& info);
+  metrics::Registry& registry() { return registry_; }
 
  private:
   metrics::Registry& registry_;
@@ -87,6 +96,7 @@ class ReplayServiceImpl final : public v1::ReplayService::Service {
   ReplayMetrics& metrics_;
   ReplayServiceOptions options_;
   const rpc::ServerAuth& auth_;
+  ProducerGate producers_;
   std::atomic<std::uint64_t> sample_calls_{0};
   std::uint64_t seed_base_;
 };
