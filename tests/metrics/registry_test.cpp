@@ -42,6 +42,27 @@ std::string http_get(int port, const std::string& path) {
   return response;
 }
 
+// `n` connections to 127.0.0.1:port, each having sent half a request (the way
+// an attacker holds a server's threads); fewer when one cannot connect.
+std::vector<int> half_requests(int port, int n) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const char half[] = "GET /metrics HTTP/1.1\r\nHost: slow\r\n";
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::write(fd, half, sizeof half - 1) <= 0) {
+      ::close(fd);
+      break;
+    }
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
 // Slow clients (half a request each, the way an attacker holds a server's
 // threads) must not keep /healthz, the liveness probe, from answering: with
 // civetweb's 2 threads and 30 s request timeout, 16 of them did (0 of 5 probes
@@ -49,18 +70,8 @@ std::string http_get(int port, const std::string& path) {
 TEST(Exposer, HealthzAnswersWhileSlowClientsHoldConnections) {
   Registry registry;
   Exposer exposer(registry, "127.0.0.1:0");
-  std::vector<int> slow;
-  for (int i = 0; i < 16; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(exposer.port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    const char half[] = "GET /metrics HTTP/1.1\r\nHost: slow\r\n";
-    ASSERT_GT(::write(fd, half, sizeof half - 1), 0);
-    slow.push_back(fd);
-  }
+  const std::vector<int> slow = half_requests(exposer.port(), 16);
+  ASSERT_EQ(slow.size(), 16u);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all accepted
   for (int probe = 0; probe < 3; ++probe) {
     const auto start = std::chrono::steady_clock::now();
@@ -232,18 +243,8 @@ TEST(Exposer, TheProbePortServesProbesAloneWhileSlowClientsHoldTheMetricsPort) {
   EXPECT_EQ(http_get(exposer.probe_port(), "/healthz").rfind("HTTP/1.1 200", 0), 0u);
   EXPECT_EQ(http_get(exposer.probe_port(), "/livez").rfind("HTTP/1.1 200", 0), 0u);
   EXPECT_EQ(http_get(exposer.probe_port(), "/metrics").find("HTTP/1.1 200"), std::string::npos);
-  std::vector<int> slow;
-  for (int i = 0; i < 64; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(exposer.port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    const char half[] = "GET /metrics HTTP/1.1\r\nHost: slow\r\n";
-    ASSERT_GT(::write(fd, half, sizeof half - 1), 0);
-    slow.push_back(fd);
-  }
+  const std::vector<int> slow = half_requests(exposer.port(), 64);
+  ASSERT_EQ(slow.size(), 64u);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   problem = "no progress for 901 s";
   for (int probe = 0; probe < 3; ++probe) {

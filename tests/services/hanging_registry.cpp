@@ -1,5 +1,6 @@
 #include "hanging_registry.h"
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -79,6 +80,24 @@ void HangingRegistry::release() { service_->release(); }
 void HangingRegistry::shutdown() {
   release();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+}
+
+SilentServer::SilentServer() : service_(std::make_unique<grpc::AsyncGenericService>()) {
+  grpc::ServerBuilder builder;
+  builder.RegisterAsyncGenericService(service_.get());  // calls wait for a RequestCall never made
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+  cq_ = builder.AddCompletionQueue();
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ <= 0) throw Error("SilentServer: no gRPC server on 127.0.0.1:0");
+}
+
+SilentServer::~SilentServer() {
+  server_->Shutdown(std::chrono::system_clock::now());
+  cq_->Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq_->Next(&tag, &ok)) {
+  }
 }
 
 }  // namespace chessrl::testing

@@ -8,8 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/generic/async_generic_service.h>
-#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "chessrl/chess/notation.h"
@@ -20,6 +18,7 @@
 #include "chessrl/rpc/clients.h"
 #include "chessrl/train/example.h"
 #include "chessrl/replay_service/replay_server.h"
+#include "hanging_registry.h"
 #include "replay_source.h"
 #include "service_test_util.h"
 #include "trainer_metrics.h"
@@ -199,16 +198,9 @@ double series(const metrics::Registry& registry, const std::string& name) {
 // going out: a stopping trainer does not wait out --rpc-deadline on a replay
 // service that is gone.
 TEST(ReplaySourceCancel, EndsTheCallInFlightAndEveryLaterOne) {
-  grpc::ServerBuilder builder;
-  grpc::AsyncGenericService silent;  // calls wait for a RequestCall that never comes
-  builder.RegisterAsyncGenericService(&silent);
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  auto cq = builder.AddCompletionQueue();
-  auto server = builder.BuildAndStart();
-  ASSERT_TRUE(server && port > 0);
+  testing::SilentServer silent;
   rpc::ClientOptions options;
-  options.address = "127.0.0.1:" + std::to_string(port);
+  options.address = silent.address();
   options.deadline = std::chrono::seconds(30);
   options.attempts = 1;
   ReplaySource source(std::make_shared<rpc::ReplayClient>(options));
@@ -227,12 +219,6 @@ TEST(ReplaySourceCancel, EndsTheCallInFlightAndEveryLaterOne) {
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().find("CANCELLED"), std::string::npos) << again.error();
   EXPECT_LT(std::chrono::steady_clock::now() - later, std::chrono::seconds(1));
-  server->Shutdown(std::chrono::system_clock::now());
-  cq->Shutdown();
-  void* tag = nullptr;
-  bool ok = false;
-  while (cq->Next(&tag, &ok)) {
-  }
 }
 
 TEST(TrainerMetrics, StepsPausesAndPublishesUpdateTheSeries) {
