@@ -8,13 +8,16 @@
 //   big-push     clients with no token sending large PushGames at once (a
 //                token is checked once the message is in): the service's
 //                peak RSS, and whether it still serves its own clients.
+//   downloads    clients downloading one large model version at once (GetModel
+//                holds the model while it sends it): the service's peak RSS,
+//                and how many downloads were served or told to retry.
 //   slow-http    clients that open the metrics port and send half a request,
 //                renewed as the server drops them: how many /healthz requests
 //                answer within 2 s on the metrics port, and on the probe port
 //                (--probe-listen, where the chart sends the kubelet's probes).
 // Exits 1 when a scenario's bound is broken (Redis grew by more than 1 MiB
 // for position-less games; fewer than all probes on the probe port answered
-// within 2 s).
+// within 2 s; downloads raising replay's RSS by 256 MiB or more).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -46,6 +49,8 @@ struct AbuseOptions {
   int push_mib = 59;      // big-push: size of each PushGames
   int rounds = 3;         // big-push: pushes per client
   bool with_token = false;  // big-push: the clients hold the self-play token
+  int downloaders = 8;      // downloads: concurrent GetModel clients
+  int model_mib = 60;       // downloads: size of the model version
   std::vector<std::string> replay_args;  // more chessrl-replay options
   std::string bin_dir;
 };
@@ -221,6 +226,84 @@ bool run_big_push(const AbuseOptions& o) {
   return serving && other.load() == 0 && (hwm - rss_before) < 256 * 1024;
 }
 
+bool run_downloads(const AbuseOptions& o) {
+  auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
+  const std::string token = "abuse-trainer-token-0123456789";
+  ReplayChild replay = start_replay_child(
+      *redis, o.bin_dir, o.replay_args, false, "bench abuse",
+      {{"CHESSRL_TOKEN_SELFPLAY", token + "-selfplay"}, {"CHESSRL_TOKEN_TRAINER", token},
+       {"CHESSRL_TOKEN_EVALUATOR", token + "-evaluator"}},
+      token);
+  rpc::ClientOptions options;
+  options.security.token = token;
+  options.address = "127.0.0.1:" + std::to_string(replay.port);
+  options.deadline = std::chrono::seconds(120);
+  options.attempts = 1;
+  options.max_message_bytes = 1 << 30;
+  // A model version of model_mib MiB (its bytes need not parse: the registry
+  // checks size and CRC only).
+  std::string blob(std::size_t(o.model_mib) << 20, '\0');
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (char& c : blob) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  v1::ModelInfo info;
+  info.set_version(1);
+  info.set_size_bytes(blob.size());
+  info.set_crc32(rpc::blob_crc32(blob));
+  {
+    rpc::ModelRegistryClient publisher(options);
+    auto published = publisher.publish(info, blob);
+    if (!published.ok()) throw Error("bench abuse: downloads: publish: " + published.error());
+  }
+  blob = std::string();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the publish's memory settles
+  const long rss_before = rss_kb(replay.child->pid());
+  std::atomic<int> served{0}, busy{0}, other{0};
+  std::string first_error;
+  std::mutex mu;
+  std::atomic<bool> done{false};
+  long peak_kb = rss_before;
+  std::thread sampler([&] {
+    while (!done.load()) {
+      peak_kb = std::max(peak_kb, rss_kb(replay.child->pid()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  const auto start = Clock::now();
+  std::vector<std::thread> downloaders;
+  for (int d = 0; d < o.downloaders; ++d)
+    downloaders.emplace_back([&] {
+      rpc::ModelRegistryClient client(options);
+      for (int r = 0; r < o.rounds; ++r) {
+        auto got = client.get(1);
+        if (got.ok() && got->second.size() == info.size_bytes()) {
+          ++served;
+        } else if (!got.ok() && got.code() == grpc::StatusCode::UNAVAILABLE) {
+          ++busy;
+        } else {
+          ++other;
+          std::lock_guard lock(mu);
+          if (first_error.empty()) first_error = got.ok() ? "a short model" : got.error().substr(0, 160);
+        }
+      }
+    });
+  for (auto& t : downloaders) t.join();
+  const double seconds = seconds_since(start);
+  done = true;
+  sampler.join();
+  const long hwm = rss_kb(replay.child->pid(), true);
+  std::printf("downloads: %d clients, %d GetModel each of one %d MiB version, at once (%.1f s)\n",
+              o.downloaders, o.rounds, o.model_mib, seconds);
+  std::printf("  served / told to retry (UNAVAILABLE) / other   %d / %d / %d%s%s\n", served.load(),
+              busy.load(), other.load(), first_error.empty() ? "" : ": ", first_error.c_str());
+  std::printf("  chessrl-replay RSS            %.0f MiB before, peak %.0f MiB (sampled), VmHWM %.0f MiB (the publish included)\n\n",
+              double(rss_before) / 1024, double(peak_kb) / 1024, double(hwm) / 1024);
+  replay.child->stop(std::chrono::seconds(10));
+  return served.load() > 0 && other.load() == 0 && (peak_kb - rss_before) < 256 * 1024;
+}
+
 bool run_slow_http(const AbuseOptions& o) {
   auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
   ReplayChild replay =
@@ -293,10 +376,11 @@ void add_bench_abuse_command(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "abuse", "What a hostile client does to chessrl-replay (over a private redis-server): "
                "position-less games against Redis's memory, large pushes without a token against "
-               "its memory, slow HTTP clients against /healthz. "
+               "its memory, concurrent downloads of a large model against its memory, slow HTTP "
+               "clients against /healthz. "
                "Exits 1 when a bound is broken");
-  cmd->add_option("--scenario", o->scenario, "empty-games, big-push, slow-http or all")
-      ->check(CLI::IsMember({"empty-games", "big-push", "slow-http", "all"}))
+  cmd->add_option("--scenario", o->scenario, "empty-games, big-push, downloads, slow-http or all")
+      ->check(CLI::IsMember({"empty-games", "big-push", "downloads", "slow-http", "all"}))
       ->capture_default_str();
   cmd->add_option("--games", o->games, "empty-games: position-less games to push")
       ->check(CLI::Range(1, 10000000))
@@ -313,7 +397,13 @@ void add_bench_abuse_command(CLI::App& bench) {
   cmd->add_option("--push-mib", o->push_mib, "big-push: size of each PushGames (MiB)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--rounds", o->rounds, "big-push: pushes per client")
+  cmd->add_option("--downloaders", o->downloaders, "downloads: concurrent GetModel clients")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--model-mib", o->model_mib, "downloads: size of the model version (MiB)")
+      ->check(CLI::Range(1, 8192))
+      ->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "big-push: pushes per client; downloads: GetModel per client")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_flag("--with-token", o->with_token,
@@ -328,6 +418,7 @@ void add_bench_abuse_command(CLI::App& bench) {
     const auto wants = [&](const char* name) { return o->scenario == "all" || o->scenario == name; };
     if (wants("empty-games")) ok = run_empty_games(*o) && ok;
     if (wants("big-push")) ok = run_big_push(*o) && ok;
+    if (wants("downloads")) ok = run_downloads(*o) && ok;
     if (wants("slow-http")) ok = run_slow_http(*o) && ok;
     std::printf("%s\n", ok ? "OK: every bound held" : "FAILED: a bound was broken (see above)");
     if (!ok) throw Error("bench abuse: a bound was broken");
