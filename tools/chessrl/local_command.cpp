@@ -40,6 +40,7 @@
 #include "commands.h"
 #include "local_children.h"
 #include "local_defaults.h"
+#include "local_devices.h"
 #include "local_options.h"
 #include "local_ports.h"
 #include "local_settings.h"
@@ -122,8 +123,8 @@ void make_run_tokens(const fs::path& dir) {
 
 class LocalRun {
  public:
-  explicit LocalRun(const LocalOptions& o)
-      : o_(o), supervisor_(RestartPolicy{}, registry_) {}
+  LocalRun(const LocalOptions& o, DevicePlan devices)
+      : o_(o), devices_(std::move(devices)), supervisor_(RestartPolicy{}, registry_) {}
   int run(const StopSignals& stop);
 
  private:
@@ -160,6 +161,7 @@ class LocalRun {
   }
 
   LocalOptions o_;
+  DevicePlan devices_;
   fs::path root_;
   Ports ports_;
   metrics::Registry registry_;  // chessrl local's own /metrics (restarts per child)
@@ -447,11 +449,14 @@ int LocalRun::run(const StopSignals& stop) {
         // which; the other ranks are started with it once it has.
         {"MASTER_PORT", std::to_string(r == 0 ? 0 : ports_.master)},
         {"GLOO_SOCKET_IFNAME", "lo"}};
+    const DeviceAssignment& device = devices_.trainers[std::size_t(r)];
+    add_device_env(device, env);
     launch(name,
-           joined({binary("chessrl-trainer"), "--replay", listen(ports_.replay),
-                       "--metrics-listen", listen(0), "--checkpoint-dir",
-                       (root_ / "checkpoints").string()},
-                      trainer_settings(o_), token("trainer")),
+           joined(joined({binary("chessrl-trainer"), "--replay", listen(ports_.replay),
+                          "--metrics-listen", listen(0), "--checkpoint-dir",
+                          (root_ / "checkpoints").string()},
+                         device_args(device), {}),
+                  trainer_settings(o_), token("trainer")),
            env)
         .value_or_throw();
     if (r == 0 && o_.trainers > 1) {
@@ -468,19 +473,30 @@ int LocalRun::run(const StopSignals& stop) {
   // Self-play: each replica its own name, so their seeds differ.
   for (int i = 0; i < o_.selfplay; ++i) {
     const std::string name = "selfplay-" + std::to_string(i);
-    launch(name, joined({binary("chessrl-selfplay"), "--replay", listen(ports_.replay),
-                             "--metrics-listen", listen(0), "--replica", name, "--version-stats",
-                             (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
-                             (root_ / "stats" / (name + ".acked")).string()},
-                            selfplay_settings(o_), token("selfplay")))
+    const DeviceAssignment& device = devices_.selfplay[std::size_t(i)];
+    std::vector<std::pair<std::string, std::string>> env;
+    add_device_env(device, env);
+    launch(name,
+           joined(joined({binary("chessrl-selfplay"), "--replay", listen(ports_.replay),
+                          "--metrics-listen", listen(0), "--replica", name, "--version-stats",
+                          (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
+                          (root_ / "stats" / (name + ".acked")).string()},
+                         device_args(device), {}),
+                  selfplay_settings(o_), token("selfplay")),
+           env)
         .value_or_throw();
   }
 
   // The evaluator.
-  launch("evaluator", joined({binary("chessrl-evaluator"), "--registry",
-                                  listen(ports_.replay), "--metrics-listen", listen(0),
-                                  "--state-dir", (root_ / "evaluator").string()},
-                                 evaluator_settings(o_), token("evaluator")))
+  std::vector<std::pair<std::string, std::string>> evaluator_env;
+  add_device_env(devices_.evaluator, evaluator_env);
+  launch("evaluator",
+         joined(joined({binary("chessrl-evaluator"), "--registry", listen(ports_.replay),
+                        "--metrics-listen", listen(0), "--state-dir",
+                        (root_ / "evaluator").string()},
+                       device_args(devices_.evaluator), {}),
+                evaluator_settings(o_), token("evaluator")),
+         evaluator_env)
       .value_or_throw();
   write_state();  // the children's pids; their metrics ports once they say them
   // Each says "metrics on port N" once its /metrics listens (on port 0 at this
@@ -581,7 +597,12 @@ void add_local_command(CLI::App& app) {
       "The whole loop on this machine: redis-server, chessrl-replay, chessrl-trainer, self-play "
       "and the evaluator as child processes, with a live status line (make run)");
   add_local_options(*cmd, *o);
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
+    // GPU lists set how many self-play processes and trainer ranks there are.
+    auto devices = plan_devices(*o, cmd->count("--selfplay") > 0, cmd->count("--trainers") > 0);
+    if (!devices.ok()) throw CLI::ValidationError(devices.error());
+    o->selfplay = int(devices->selfplay.size());
+    o->trainers = int(devices->trainers.size());
     if (o->batch_size && *o->batch_size % o->trainers != 0)
       throw CLI::ValidationError("--batch-size", std::to_string(*o->batch_size) +
                                                      " is not divisible by --trainers " +
@@ -594,7 +615,7 @@ void add_local_command(CLI::App& app) {
       return;
     }
     StopSignals stop("chessrl local", "stopping everything");
-    LocalRun run(*o);
+    LocalRun run(*o, std::move(devices).value());
     const int code = run.run(stop);
     if (code != 0) throw CLI::RuntimeError(code);
   });

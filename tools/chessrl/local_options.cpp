@@ -17,6 +17,17 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
   cmd.add_option("--trainers", o.trainers, "Trainer ranks (2: data parallel over Gloo)")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
+  cmd.add_option("--device", o.device,
+                 "cpu, cuda or auto for every child (default: each binary's own, auto: CUDA when "
+                 "present)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd.add_option("--gpus", o.gpus,
+                 "GPUs for self-play, e.g. 0,1,2,3: one self-play process per GPU, each seeing "
+                 "only its own (CUDA_VISIBLE_DEVICES); the trainer's ranks on the first of them "
+                 "and the evaluator on the last, unless --train-gpus");
+  cmd.add_option("--train-gpus", o.train_gpus,
+                 "GPUs for the trainer, one rank per GPU (NCCL refuses two ranks on one), e.g. "
+                 "4,5: sets --trainers");
   // The learning settings: passed on only when given (each binary's own
   // default otherwise, as in the chart).
   cmd.add_option("--net", o.net, "Network (BLOCKSxFILTERS; default: chessrl-trainer's, 4x32)");

@@ -16,6 +16,11 @@ struct LocalOptions {
   std::string bin_dir;
   int selfplay = 1;
   int trainers = 1;
+  // Devices (local_devices.h): --device for every child (unset: each binary's
+  // own, auto), or GPU lists: one self-play process per GPU of `gpus`, one
+  // trainer rank per GPU of `train_gpus`.
+  std::optional<std::string> device;
+  std::string gpus, train_gpus;
   // The learning settings are the binaries' own defaults (chessrl-selfplay,
   // chessrl-trainer, chessrl-evaluator --help), the same the chart runs with;
   // chessrl local passes one only when it is given here.
