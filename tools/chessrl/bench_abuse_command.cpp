@@ -147,6 +147,29 @@ bool run_empty_games(const AbuseOptions& o) {
   return grew_mib <= 1.0;
 }
 
+// The peak of a process's VmRSS, sampled every 20 ms from construction to stop().
+class PeakRss {
+ public:
+  PeakRss(int pid, long start_kb)
+      : peak_kb_(start_kb), thread_([this, pid] {
+          while (!done_.load()) {
+            peak_kb_ = std::max(peak_kb_, rss_kb(pid));
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+        }) {}
+  ~PeakRss() { stop(); }
+  long stop() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+    return peak_kb_;
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  long peak_kb_;
+  std::thread thread_;
+};
+
 bool run_big_push(const AbuseOptions& o) {
   auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
   const std::string token = "abuse-selfplay-token-0123456789";
@@ -170,14 +193,7 @@ bool run_big_push(const AbuseOptions& o) {
   std::string first_error;
   std::mutex mu;
   std::vector<std::thread> pushers;
-  std::atomic<bool> done{false};
-  long peak_kb = rss_before;
-  std::thread sampler([&] {
-    while (!done.load()) {
-      peak_kb = std::max(peak_kb, rss_kb(replay.child->pid()));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
+  PeakRss sampler(replay.child->pid(), rss_before);
   const auto start = Clock::now();
   for (int p = 0; p < o.pushers; ++p)
     pushers.emplace_back([&] {
@@ -205,8 +221,7 @@ bool run_big_push(const AbuseOptions& o) {
     });
   for (auto& t : pushers) t.join();
   const double seconds = seconds_since(start);
-  done = true;
-  sampler.join();
+  const long peak_kb = sampler.stop();
   // The service still serves its own clients.
   rpc::ClientOptions own;
   own.address = "127.0.0.1:" + std::to_string(replay.port);
@@ -263,14 +278,7 @@ bool run_downloads(const AbuseOptions& o) {
   std::atomic<int> served{0}, busy{0}, other{0};
   std::string first_error;
   std::mutex mu;
-  std::atomic<bool> done{false};
-  long peak_kb = rss_before;
-  std::thread sampler([&] {
-    while (!done.load()) {
-      peak_kb = std::max(peak_kb, rss_kb(replay.child->pid()));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
+  PeakRss sampler(replay.child->pid(), rss_before);
   const auto start = Clock::now();
   std::vector<std::thread> downloaders;
   for (int d = 0; d < o.downloaders; ++d)
@@ -291,8 +299,7 @@ bool run_downloads(const AbuseOptions& o) {
     });
   for (auto& t : downloaders) t.join();
   const double seconds = seconds_since(start);
-  done = true;
-  sampler.join();
+  const long peak_kb = sampler.stop();
   const long hwm = rss_kb(replay.child->pid(), true);
   std::printf("downloads: %d clients, %d GetModel each of one %d MiB version, at once (%.1f s)\n",
               o.downloaders, o.rounds, o.model_mib, seconds);

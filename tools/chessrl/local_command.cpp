@@ -131,9 +131,10 @@ class LocalRun {
   void make_dirs();
   void start_redis(const std::string& program, const std::string& password);
   void write_state() const;
+  // `device`: its --device and CUDA_VISIBLE_DEVICES (local_devices.h).
   Result<Child*> launch(const std::string& name, std::vector<std::string> argv,
                         std::vector<std::pair<std::string, std::string>> env = {},
-                        bool optional = false);
+                        bool optional = false, const DeviceAssignment& device = {});
   // The port `name` names after `key` in its log since its launch, waiting up
   // to `patience` while supervising. nullopt on a crash loop (said), at the
   // deadline (said unless `quiet_timeout`) or when a stop is asked.
@@ -323,7 +324,9 @@ void LocalRun::write_state() const {
 
 Result<Child*> LocalRun::launch(const std::string& name, std::vector<std::string> argv,
                                 std::vector<std::pair<std::string, std::string>> env,
-                                bool optional) {
+                                bool optional, const DeviceAssignment& device) {
+  for (auto& word : device_args(device)) argv.push_back(std::move(word));
+  add_device_env(device, env);
   argv_[name] = argv;
   log_from_[name] = log_size(log_path(name));
   return supervisor_.launch(ChildSpec{name, std::move(argv), std::move(env), log_path(name)},
@@ -449,15 +452,12 @@ int LocalRun::run(const StopSignals& stop) {
         // which; the other ranks are started with it once it has.
         {"MASTER_PORT", std::to_string(r == 0 ? 0 : ports_.master)},
         {"GLOO_SOCKET_IFNAME", "lo"}};
-    const DeviceAssignment& device = devices_.trainers[std::size_t(r)];
-    add_device_env(device, env);
     launch(name,
-           joined(joined({binary("chessrl-trainer"), "--replay", listen(ports_.replay),
-                          "--metrics-listen", listen(0), "--checkpoint-dir",
-                          (root_ / "checkpoints").string()},
-                         device_args(device), {}),
+           joined({binary("chessrl-trainer"), "--replay", listen(ports_.replay),
+                   "--metrics-listen", listen(0), "--checkpoint-dir",
+                   (root_ / "checkpoints").string()},
                   trainer_settings(o_), token("trainer")),
-           env)
+           env, false, devices_.trainers[std::size_t(r)])
         .value_or_throw();
     if (r == 0 && o_.trainers > 1) {
       const auto port =
@@ -466,6 +466,7 @@ int LocalRun::run(const StopSignals& stop) {
       ports_.master = *port;
       for (auto& [key, value] : env)  // kept by its restarts
         if (key == "MASTER_PORT") value = std::to_string(*port);
+      add_device_env(devices_.trainers[0], env);  // as launch() added it
       supervisor_.set_env(name, env);
     }
   }
@@ -473,30 +474,22 @@ int LocalRun::run(const StopSignals& stop) {
   // Self-play: each replica its own name, so their seeds differ.
   for (int i = 0; i < o_.selfplay; ++i) {
     const std::string name = "selfplay-" + std::to_string(i);
-    const DeviceAssignment& device = devices_.selfplay[std::size_t(i)];
-    std::vector<std::pair<std::string, std::string>> env;
-    add_device_env(device, env);
     launch(name,
-           joined(joined({binary("chessrl-selfplay"), "--replay", listen(ports_.replay),
-                          "--metrics-listen", listen(0), "--replica", name, "--version-stats",
-                          (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
-                          (root_ / "stats" / (name + ".acked")).string()},
-                         device_args(device), {}),
+           joined({binary("chessrl-selfplay"), "--replay", listen(ports_.replay),
+                   "--metrics-listen", listen(0), "--replica", name, "--version-stats",
+                   (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
+                   (root_ / "stats" / (name + ".acked")).string()},
                   selfplay_settings(o_), token("selfplay")),
-           env)
+           {}, false, devices_.selfplay[std::size_t(i)])
         .value_or_throw();
   }
 
   // The evaluator.
-  std::vector<std::pair<std::string, std::string>> evaluator_env;
-  add_device_env(devices_.evaluator, evaluator_env);
   launch("evaluator",
-         joined(joined({binary("chessrl-evaluator"), "--registry", listen(ports_.replay),
-                        "--metrics-listen", listen(0), "--state-dir",
-                        (root_ / "evaluator").string()},
-                       device_args(devices_.evaluator), {}),
+         joined({binary("chessrl-evaluator"), "--registry", listen(ports_.replay),
+                 "--metrics-listen", listen(0), "--state-dir", (root_ / "evaluator").string()},
                 evaluator_settings(o_), token("evaluator")),
-         evaluator_env)
+         {}, false, devices_.evaluator)
       .value_or_throw();
   write_state();  // the children's pids; their metrics ports once they say them
   // Each says "metrics on port N" once its /metrics listens (on port 0 at this
