@@ -5,15 +5,14 @@
 #ifdef CHESSRL_HAVE_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
-#ifdef CHESSRL_HAVE_NCCL
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
-#endif
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <thread>
+
+#include "cuda/nccl_group.h"
 
 namespace chessrl::train {
 namespace {
@@ -174,10 +173,7 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
     if (cuda) {
 #ifdef CHESSRL_HAVE_NCCL
       trying = "NCCL";
-      auto opts = c10d::ProcessGroupNCCL::Options::create();
-      opts->timeout = collective;
-      g.pg =
-          c10::make_intrusive<c10d::ProcessGroupNCCL>(prefix, config.rank, config.world_size, opts);
+      g.pg = make_nccl_group(prefix, config.rank, config.world_size, collective);
       g.backend = "nccl";
       g.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(cuda_device));
 #else
