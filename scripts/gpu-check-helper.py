@@ -155,8 +155,10 @@ def cmd_run(a):
     """Runs the command; its stdout to NAME.out and, timestamped, NAME.tsv (and
     echoed, indented), its stderr to NAME.err; the span to steps.jsonl."""
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
-    if shutil.which("stdbuf"):
-        cmd = ["stdbuf", "-oL"] + cmd  # each line arrives when it is printed
+    if not shutil.which("stdbuf"):
+        die("stdbuf (coreutils) is missing: without it a bench's lines arrive in blocks and "
+            "their times, which set each row's busy-share window, would be wrong", 1)
+    cmd = ["stdbuf", "-oL"] + cmd  # each line arrives when it is printed
     os.makedirs(os.path.dirname(a.log), exist_ok=True)
     start = time.time()
     with open(a.log + ".out", "w") as out, open(a.log + ".tsv", "w") as tsv, \

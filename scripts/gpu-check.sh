@@ -164,10 +164,12 @@ stage_note() {
   esac
 }
 
+show() { printf '   '; printf ' %q' "$@"; echo; }  # a command, as it could be pasted
+
 # Runs a bench: its stdout (timestamped) and stderr under logs/NAME.*, echoed indented.
 bench() {
   local name=$1; shift
-  if ((dry)); then echo "    $*"; return 0; fi
+  if ((dry)); then show "$@"; return 0; fi
   "${HELPER[@]}" run --log "$LOGS/$name" --steps "$OUT/steps.jsonl" -- "$@" ||
     fail "$name exited with status $? (its stderr: $LOGS/$name.err)"
 }
@@ -201,7 +203,7 @@ torch_cmake() {  # prints nothing when python3 has no torch
 
 run_logged() {  # run_logged LOG COMMAND...: the command's output to LOG, its tail on failure
   local log=$1; shift
-  echo "    $*" | tee -a "$log"
+  show "$@" | tee -a "$log"
   ((dry)) && return 0
   if ! "$@" >>"$log" 2>&1; then
     tail -n 40 "$log" | sed 's/^/    /' >&2
@@ -245,7 +247,7 @@ use_bundle() {
     echo "    unpacking $tarball"
     if ((!dry)); then
       local tmp
-      tmp=$(mktemp -d "$ROOT/build/gpu-bundle.unpack.XXXXXX")
+      tmp=$(mktemp -d "$ROOT/build/gpu-bundle.unpack.XXXXXX") && chmod 755 "$tmp"
       tar -xJf "$tarball" -C "$tmp" || { rm -rf "$tmp"; fail "cannot unpack $tarball"; }
       if [[ -f $tmp/toolchain.cmake ]]; then mv "$tmp" "$bundle"
       elif [[ -f $tmp/gpu-bundle/toolchain.cmake ]]; then mv "$tmp/gpu-bundle" "$bundle"; rm -rf "$tmp"
@@ -328,7 +330,7 @@ stage_loop() {
 
   step "chessrl local for $LOOP_SECONDS s"
   local cmd=("$TOOL" local --dir "$OUT/run" "${LOOP_ARGS[@]}" --duration "$LOOP_SECONDS" --no-prometheus)
-  echo "    ${cmd[*]}"
+  show "${cmd[@]}"
   ((dry)) && return 0
   rm -rf "$OUT/run"  # a fresh run: the same --dir would resume the last one
   local started rc=0
