@@ -10,7 +10,7 @@ CHESSRL := $(BUILD)/tools/chessrl/chessrl
 RUN_DIR ?= run
 RUN_ARGS ?=
 
-.PHONY: all deps configure build test unit e2e fuzz tsan run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images base-image images-smoke deploy-test
+.PHONY: all deps configure build test unit e2e fuzz tsan run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images base-image images-smoke deploy-test bundle-test
 
 all: build
 
@@ -81,6 +81,11 @@ base-image:
 
 images-smoke:
 	@tests/images/smoke.sh
+
+# The dependency bundle for GPU machines (docs/gpu.md): the services built and a short
+# loop run against it alone, in a container with only a compiler, CMake and LibTorch.
+bundle-test:
+	@tests/bundle/run.sh
 
 # The chart run for real: helm template's pods as podman containers, scaled, broken on
 # purpose, reinstalled (tests/deploy/README.md).

@@ -78,7 +78,8 @@ fi
 rm -rf "$out"/usr/share/{doc,man,lintian,bug,bash-completion,info} "$out"/etc "$out"/var \
        "$out"/usr/lib/systemd "$out"/usr/sbin "$out"/usr/lib/tmpfiles.d "$out"/usr/lib/sysusers.d
 find "$out" -name '*.a' -delete
-rm -f "$out"/usr/bin/grpc_{php,python,ruby}_plugin "$out"/usr/bin/redis-{benchmark,check-aof}
+# (the other languages' gRPC plugins stay: gRPC's CMake package checks that they exist)
+rm -f "$out"/usr/bin/redis-{benchmark,check-aof}
 lib="$out/usr/lib/x86_64-linux-gnu"
 
 say "making it relocatable ..."
@@ -145,6 +146,12 @@ set(Protobuf_PROTOC_EXECUTABLE "${CHESSRL_BUNDLE}/usr/bin/protoc" CACHE FILEPATH
 set(CHESSRL_GRPC_CPP_PLUGIN "${CHESSRL_BUNDLE}/usr/bin/grpc_cpp_plugin" CACHE FILEPATH "grpc_cpp_plugin (bundle)")
 set(PKG_CONFIG_EXECUTABLE "${CHESSRL_BUNDLE}/usr/bin/pkgconf" CACHE FILEPATH "pkg-config (bundle)")
 set(CHESSRL_BUNDLE_DIR "${CHESSRL_BUNDLE}" CACHE PATH "The dependency bundle this build uses")
+# The programs' run path as DT_RPATH, which the loader also uses for the libraries
+# they load, not DT_RUNPATH, which it uses for the program's own needs only: so a
+# library the bundle holds is loaded from the bundle whoever asks for it, LibTorch
+# too, and a process never holds two copies of one soname.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--disable-new-dtags")
+set(CMAKE_SHARED_LINKER_FLAGS_INIT "-Wl,--disable-new-dtags")
 EOF
 
 # Check: every program and library of the bundle resolves each library it needs,

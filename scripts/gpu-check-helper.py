@@ -587,6 +587,17 @@ def cmd_loop(a):
     for r in rows:
         append_row(a.rows, r)
     print(f"  final status line: {final}")
+    # A loop that made no game or took no training step is a failed check, whatever
+    # its figures (the table above is written first, so it shows how far it got).
+    problems = []
+    if not total(last, "selfplay", "chessrl_selfplay_games_total"):
+        problems.append("no self-play game was played")
+    if not total(last, "replay", "chessrl_replay_positions_stored_total"):
+        problems.append("replay stored no position")
+    if not step:
+        problems.append("the trainer took no step")
+    if problems:
+        die("the loop did not run: " + "; ".join(problems), code=1)
 
 
 # ---------------------------------------------------------------- the summary

@@ -18,14 +18,18 @@
 # Options:
 #   --cpu            the same steps on the CPU (--device cpu, tiny networks, short runs,
 #                    the CPU's busy share from /proc/stat): checks this script without a GPU
-#   --build-dir DIR  an already configured build directory: no configure, and
-#                    `cmake --build DIR --target ...` (a no-op when it is up to date)
+#   --build-dir DIR  build there: an already configured directory is only built
+#                    (`cmake --build DIR --target ...`, a no-op when it is up to date),
+#                    a new one is configured as the stage would configure its own
+#   --build-only     stop after the build step
+#   --jobs N         compile jobs (default: the CPUs)
 #   --minutes N      loop: how long chessrl local runs (default 4, less when the build
 #                    took so long that the stage would pass 8 minutes; with --cpu 40 s)
 #   --dry-run        print the commands of each step, run nothing
 # Environment: OUT (default build/gpu-check/STAGE) receives every log and figure, and
 # summary.md, the table printed last; TORCH_CMAKE, LibTorch's CMake directory (default:
-# python3 -c 'import torch; print(torch.utils.cmake_prefix_path)').
+# python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'); GPU_CHECK_CMAKE_ARGS,
+# more configure options for a new build directory (make bundle-test: a quicker -O1).
 # Each stage is meant to end within 8 minutes on a 16-core GPU machine, build included.
 set -euo pipefail
 
@@ -40,13 +44,15 @@ case $stage in
   -h | --help) usage; exit 0 ;;
   *) usage >&2; echo "gpu-check: the first argument is the stage: selfplay, train or loop" >&2; exit 2 ;;
 esac
-cpu=0 build_dir="" minutes="" dry=0
+cpu=0 build_dir="" minutes="" dry=0 build_only=0 jobs=$(nproc)
 while (($#)); do
   case $1 in
     --cpu) cpu=1 ;;
     --build-dir) build_dir=${2:?--build-dir needs a directory}; shift ;;
     --minutes) minutes=${2:?--minutes needs a number}; shift ;;
     --dry-run) dry=1 ;;
+    --build-only) build_only=1 ;;
+    --jobs) jobs=${2:?--jobs needs a number}; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "gpu-check: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
@@ -56,8 +62,9 @@ if [[ -n $minutes && $stage != loop ]]; then echo "gpu-check: --minutes is for t
 if [[ -n $minutes ]] && ! awk -v m="$minutes" 'BEGIN { exit !(m + 0 > 0) }'; then
   echo "gpu-check: --minutes $minutes is not a positive number" >&2; exit 2
 fi
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "gpu-check: --jobs $jobs is not a positive whole number" >&2; exit 2; }
 if [[ -n $build_dir ]]; then
-  [[ -f $build_dir/CMakeCache.txt ]] || { echo "gpu-check: --build-dir $build_dir is not a configured build directory (no CMakeCache.txt)" >&2; exit 2; }
+  mkdir -p "$build_dir"
   build_dir=$(cd "$build_dir" && pwd)
 fi
 
@@ -134,6 +141,7 @@ finish() {
   fi
   if [[ -n $sampler_pid ]]; then kill "$sampler_pid" 2>/dev/null || true; wait "$sampler_pid" 2>/dev/null || true; fi
   ((dry)) && exit "$rc"
+  if ((build_only && rc == 0)); then echo "gpu-check: $stage: built in ${BUILT:-?} after $(elapsed) (--build-only)"; exit 0; fi
   local status=""
   if ((rc != 0)); then
     echo "gpu-check: $stage FAILED at step $step_i/$step_n ($step_name) after $(elapsed), exit status $rc; logs in $LOGS" >&2
@@ -216,22 +224,28 @@ build() {
   local kind=$1; shift
   local log=$LOGS/build.log dir=$build_dir
   : >"$log"
-  if [[ -z $dir ]]; then
+  if [[ -z $dir || ! -f $dir/CMakeCache.txt ]]; then
     local prefix config=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCHESSRL_BUILD_TESTS=OFF -DCHESSRL_WERROR=OFF)
     prefix=$(torch_cmake)
     if [[ -n $prefix ]]; then config+=("-DCMAKE_PREFIX_PATH=$prefix")
     elif ((!cpu)); then fail "python3 cannot import torch: set TORCH_CMAKE to LibTorch's share/cmake directory"
     fi  # --cpu: the system's LibTorch (Debian's libtorch-dev)
     if [[ $kind == core ]]; then
-      dir=$ROOT/build/gpu
+      dir=${dir:-$ROOT/build/gpu}
       config+=(-DCHESSRL_SERVICES=OFF)
     else
-      dir=$ROOT/build/gpu-full
+      dir=${dir:-$ROOT/build/gpu-full}
       if [[ -n $TOOLCHAIN ]]; then config+=(--toolchain "$TOOLCHAIN"); fi
     fi
-    run_logged "$log" cmake -S "$ROOT" -B "$dir" "${config[@]}"
+    if ((!cpu)); then  # our code, the bundle and LibTorch must share the C++11 ABI (docs/gpu.md)
+      python3 -c 'import sys, torch; sys.exit(0 if torch.compiled_with_cxx11_abi() else 1)' ||
+        fail "python3's PyTorch uses the old C++ ABI (PyTorch < 2.7): it cannot link with the bundle's libraries"
+    fi
+    local extra=()
+    read -r -a extra <<<"${GPU_CHECK_CMAKE_ARGS:-}"
+    run_logged "$log" cmake -S "$ROOT" -B "$dir" "${config[@]}" "${extra[@]}"
   fi
-  run_logged "$log" cmake --build "$dir" -j"$(nproc)" --target "$@"
+  run_logged "$log" cmake --build "$dir" -j"$jobs" --target "$@"
   BUILT=$dir
   TOOL=${GPU_CHECK_CHESSRL:-$dir/tools/chessrl/chessrl}  # GPU_CHECK_CHESSRL: tests only
   ((dry)) || [[ -x $TOOL ]] || fail "no $TOOL after the build"
@@ -267,6 +281,7 @@ use_bundle() {
 stage_selfplay() {
   step "build chessrl (no services)"
   build core chessrl
+  ((build_only)) && exit 0
   start_sampler
   local p t
   for p in "${PRECISIONS[@]}"; do
@@ -291,6 +306,7 @@ stage_selfplay() {
 stage_train() {
   step "build chessrl (no services)"
   build core chessrl
+  ((build_only)) && exit 0
   start_sampler
   local c batch p examples mixed
   for c in "${TRAIN_CASES[@]}"; do
@@ -305,10 +321,27 @@ stage_train() {
   done
 }
 
+# PyTorch builds its own Protocol Buffers into libtorch_cpu.so; if that library
+# exported them, our processes would hold two versions under one name (docs/gpu.md).
+protobuf_check() {
+  ((cpu || dry)) && return 0
+  local lib n
+  lib=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))' 2>/dev/null) || return 0
+  [[ -f $lib ]] || return 0
+  n=$(nm -D --defined-only "$lib" 2>/dev/null | c++filt | grep -c 'google::protobuf::' || true)
+  if ((n > 0)); then
+    echo "    WARNING: $lib exports $n google::protobuf symbols: they may clash with the bundle's Protocol Buffers 3.21 (docs/gpu.md)" | tee "$LOGS/protobuf-check.txt"
+  else
+    echo "    $lib exports no google::protobuf symbol" | tee "$LOGS/protobuf-check.txt"
+  fi
+}
+
 stage_loop() {
   step "build chessrl and the services"
   use_bundle
   build full chessrl chessrl-replay chessrl-trainer chessrl-selfplay chessrl-evaluator
+  ((build_only)) && exit 0
+  protobuf_check
   if ((!dry)); then
     local s
     for s in replay trainer selfplay evaluator; do

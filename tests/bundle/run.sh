@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# make bundle-test: the dependency bundle (scripts/gpu-bundle.sh) is enough to build
+# and run the services on a machine that has only a compiler, CMake, ninja and
+# LibTorch, as a bare GPU machine has. In a container of the plain Debian base image
+# with only those added (docker/Dockerfile.bundle-check: no -dev package of the
+# services, no protoc, no redis-server, no network), it
+#   1. configures and builds the services and the chessrl tool against the bundle
+#      alone (cmake --toolchain build/gpu-bundle/toolchain.cmake);
+#   2. checks with ldd that every program resolves every library, and that each one
+#      the bundle holds is loaded from the bundle (also where Debian's LibTorch has
+#      its own copy on the system);
+#   3. runs `scripts/gpu-check.sh loop --cpu` in it: redis-server from the bundle,
+#      replay, self-play, the trainer and the evaluator under `chessrl local`, and
+#      fails unless games reach replay, the trainer steps and the evaluator reports.
+# `tests/bundle/run.sh --prepare` makes only the bundle and the image (network and
+# disk work, which CI does while it compiles), a later run does the rest.
+# Environment:
+#   BUNDLE_TEST_IDLE=1   compile at idle CPU priority (chrt --idle), so that CI can run
+#                        this beside its tests without taking CPU from them
+#   BUNDLE_TEST_JOBS     compile jobs (default: the CPUs)
+#   GPU_CHECK_CMAKE_ARGS configure options of the build (default -DCMAKE_CXX_FLAGS_RELEASE=-O1:
+#                        a check, not a benchmark, so the quicker optimisation level)
+# Writes build/bundle-check/ (the build, the loop's run and logs); prints a summary.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$here"
+start=$SECONDS
+say() { printf 'bundle-test [%4ds] %s\n' $((SECONDS - start)) "$*"; }
+fail() { echo "bundle-test: FAIL: $*" >&2; exit 1; }
+
+scripts/install-deps.sh deps/apt-images.txt >/dev/null
+export CONTAINERS_CONF=${CONTAINERS_CONF:-$here/docker/podman/containers.conf}
+base=${BASE_IMAGE:-debian:bookworm-slim}
+image=chessrl-bundle-check:latest
+work=build/bundle-check
+mkdir -p "$work"
+
+# The bundle: made again when the script that makes it changed.
+if [ ! -f build/gpu-bundle/toolchain.cmake ] ||
+   [ scripts/gpu-bundle.sh -nt build/gpu-bundle/MANIFEST.txt ]; then
+  say "making the bundle (scripts/gpu-bundle.sh)"
+  scripts/gpu-bundle.sh --no-tar
+fi
+prepare=0
+[ "${1:-}" = --prepare ] && prepare=1
+say "bundle: $(wc -l <build/gpu-bundle/MANIFEST.txt) packages, $(du -sm build/gpu-bundle | cut -f1) MiB"
+
+say "base image $base"
+BASE_IMAGE=$base scripts/images.sh --base-only >"$work/base-image.log" 2>&1 ||
+  { cat "$work/base-image.log"; fail "no base image"; }
+say "the bundle-check image (Debian 12 + g++, CMake, ninja, LibTorch; log $work/image.log)"
+podman build --network host --build-arg "BASE_IMAGE=$base" -f docker/Dockerfile.bundle-check \
+  -t "$image" docker >"$work/image.log" 2>&1 || { tail -20 "$work/image.log"; fail "image build"; }
+
+if [ "$prepare" = 1 ]; then say "prepared (the bundle and $image)"; exit 0; fi
+
+jobs=${BUNDLE_TEST_JOBS:-$(nproc)}
+cmake_args=${GPU_CHECK_CMAKE_ARGS:--DCMAKE_CXX_FLAGS_RELEASE=-O1}
+idle=""
+[ "${BUNDLE_TEST_IDLE:-0}" = 1 ] && idle="chrt --idle 0"
+# --network none: nothing is fetched; the loop talks over the container's loopback.
+# The source is mounted at /src; everything is written under /src/build/bundle-check.
+say "building and running in the container (log $work/container.log)"
+if ! podman run --rm --network none -v "$here:/src" -w /src \
+    -e JOBS="$jobs" -e IDLE="$idle" -e OUT=/src/$work/out -e GPU_CHECK_CMAKE_ARGS="$cmake_args" "$image" \
+    bash -euo pipefail -c '
+      bin=build/bundle-check/build
+      # 1. The build, against the bundle alone (gpu-check.sh configures it the same
+      #    way on a GPU machine).
+      $IDLE scripts/gpu-check.sh loop --cpu --build-only --build-dir "$bin" --jobs "$JOBS"
+      # 2. Every program resolves every library; the bundle holds the ones it has.
+      bundle_lib=/src/build/gpu-bundle/usr/lib/x86_64-linux-gnu
+      for p in $bin/tools/chessrl/chessrl $bin/services/*/chessrl-*; do
+        [ -x "$p" ] && [ -f "$p" ] || continue
+        ldd "$p" >/tmp/ldd.txt
+        if grep -q "not found" /tmp/ldd.txt; then
+          echo "$p: unresolved:"; grep "not found" /tmp/ldd.txt; exit 1
+        fi
+        while read -r name _ path _; do
+          if [ -e "$bundle_lib/$name" ] && [ "$path" != "$bundle_lib/$name" ]; then
+            echo "$p loads $name from $path, not from the bundle"; exit 1
+          fi
+        done < <(grep "=> /" /tmp/ldd.txt)
+        echo "ldd: $(basename "$p"): $(grep -c "$bundle_lib" /tmp/ldd.txt) libraries from the bundle, none unresolved"
+      done
+      # 3. The loop.
+      scripts/gpu-check.sh loop --cpu --build-dir "$bin"
+    ' >"$work/container.log" 2>&1; then
+  tail -40 "$work/container.log"
+  fail "the build or the loop in the container (whole log: $work/container.log)"
+fi
+grep '^ldd:' "$work/container.log"
+echo
+sed -n '/^| /,$p' "$work/out/summary.md" 2>/dev/null || tail -20 "$work/container.log"
+say "passed"
