@@ -237,7 +237,8 @@ build() {
       dir=${dir:-$ROOT/build/gpu-full}
       if [[ -n $TOOLCHAIN ]]; then config+=(--toolchain "$TOOLCHAIN"); fi
     fi
-    if ((!cpu)); then  # our code, the bundle and LibTorch must share the C++11 ABI (docs/gpu.md)
+    # Our code, the bundle and LibTorch must share the C++11 ABI (docs/gpu.md).
+    if ((!cpu)) && python3 -c 'import torch' 2>/dev/null; then
       python3 -c 'import sys, torch; sys.exit(0 if torch.compiled_with_cxx11_abi() else 1)' ||
         fail "python3's PyTorch uses the old C++ ABI (PyTorch < 2.7): it cannot link with the bundle's libraries"
     fi
