@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
 done
 for tool in apt-get dpkg-deb patchelf xz file; do
   command -v "$tool" >/dev/null ||
-    { echo "gpu-bundle: needs $tool (Debian: scripts/install-deps.sh installs it)" >&2; exit 1; }
+    { echo "gpu-bundle: needs $tool (Debian: scripts/install-deps.sh deps/apt-images.txt installs it)" >&2; exit 1; }
 done
 start=$SECONDS
 say() { printf 'gpu-bundle [%3ds] %s\n' $((SECONDS - start)) "$*"; }
