@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/gpu-check.sh STAGE --cpu --build-dir BUILD_DIR, with OUT in a temporary
 directory: it must exit 0 and its summary table (OUT/summary.md, also printed last) must
-hold the rows of every step, with a number wherever a figure is expected.
+hold the rows of every step, with a number wherever a figure is expected. The table
+is kept as BUILD_DIR/gpu-check-STAGE.md, which CI prints.
 
     gpu_check_test.py SCRIPT STAGE BUILD_DIR          # STAGE: selfplay, train or loop
     gpu_check_test.py SCRIPT parse-failure BUILD_DIR  # a bench whose table changed
@@ -149,6 +150,9 @@ def main():
                 check(f"no empty cell in {list(r.values())[:3]}", all(v != "" for k, v in r.items()
                                                                       if k != "detail"))
             {"selfplay": test_selfplay, "train": test_train, "loop": test_loop}[stage](header, rows)
+            if text:
+                with open(os.path.join(build_dir, f"gpu-check-{stage}.md"), "w") as f:
+                    f.write(text)
     print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
 
