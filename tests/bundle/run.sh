@@ -9,9 +9,10 @@
 #   2. checks with ldd that every program resolves every library, and that each one
 #      the bundle holds is loaded from the bundle (also where Debian's LibTorch has
 #      its own copy on the system);
-#   3. runs `scripts/gpu-check.sh loop --cpu` in it: redis-server from the bundle,
-#      replay, self-play, the trainer and the evaluator under `chessrl local`, and
-#      fails unless games reach replay, the trainer steps and the evaluator reports.
+#   3. runs `scripts/gpu-check.sh loop --cpu` in it through tests/tools/gpu_check_test.py:
+#      redis-server from the bundle, replay, self-play, the trainer and the evaluator
+#      under `chessrl local`; it fails unless games are played and stored and the trainer
+#      steps, and the test checks that every figure of the stage's table is a number.
 # `tests/bundle/run.sh --prepare` makes only the bundle and the image (network and
 # disk work, which CI does while it compiles), a later run does the rest.
 # Environment:
@@ -62,7 +63,7 @@ idle=""
 # The source is mounted at /src; everything is written under /src/build/bundle-check.
 say "building and running in the container (log $work/container.log)"
 if ! podman run --rm --network none -v "$here:/src" -w /src \
-    -e JOBS="$jobs" -e IDLE="$idle" -e OUT=/src/$work/out -e GPU_CHECK_CMAKE_ARGS="$cmake_args" "$image" \
+    -e JOBS="$jobs" -e IDLE="$idle" -e OUT=/src/$work/build-step -e GPU_CHECK_CMAKE_ARGS="$cmake_args" "$image" \
     bash -euo pipefail -c '
       bin=build/bundle-check/build
       # 1. The build, against the bundle alone (gpu-check.sh configures it the same
@@ -83,13 +84,13 @@ if ! podman run --rm --network none -v "$here:/src" -w /src \
         done < <(grep "=> /" /tmp/ldd.txt)
         echo "ldd: $(basename "$p"): $(grep -c "$bundle_lib" /tmp/ldd.txt) libraries from the bundle, none unresolved"
       done
-      # 3. The loop.
-      scripts/gpu-check.sh loop --cpu --build-dir "$bin"
+      # 3. The loop, and its table checked.
+      python3 tests/tools/gpu_check_test.py scripts/gpu-check.sh loop "$bin"
     ' >"$work/container.log" 2>&1; then
   tail -40 "$work/container.log"
   fail "the build or the loop in the container (whole log: $work/container.log)"
 fi
 grep '^ldd:' "$work/container.log"
 echo
-sed -n '/^| /,$p' "$work/out/summary.md" 2>/dev/null || tail -20 "$work/container.log"
+cat "$work/build/gpu-check-loop.md" 2>/dev/null || tail -20 "$work/container.log"
 say "passed"
