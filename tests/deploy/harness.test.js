@@ -153,3 +153,78 @@ test('Secret volumes as the kubelet makes them: each client gets only its own to
     assert.ok(after(pods[pod].args, '--volume').includes(`${dirOf(pod)}:/run/secrets/chessrl/auth:ro`), pod);
   }
 });
+
+// ---- the autoscaler the harness runs for a ScaledObject (lib/autoscaler.js) -----------
+const { Autoscaler, proposal, settingsOf } = require('./lib/autoscaler');
+const { podMonitorTargets } = require('./lib/prometheus');
+
+test("the HPA's replica calculator: Value and AverageValue, its 10% tolerance", () => {
+  // Value: ceil(ratio x ready pods) outside the tolerance, the current count inside it.
+  assert.equal(proposal({ value: 2.5, threshold: 1, metricType: 'Value', current: 2 }).replicas, 5);
+  assert.equal(proposal({ value: 1.09, threshold: 1, metricType: 'Value', current: 7 }).replicas, 7);
+  assert.equal(proposal({ value: 0.2, threshold: 1, metricType: 'Value', current: 6 }).replicas, 2);
+  assert.equal(proposal({ value: 1.5, threshold: 1, metricType: 'Value', current: 4, ready: 2 }).replicas, 3);
+  // AverageValue: ceil(value / threshold), tolerance against threshold x current.
+  assert.equal(proposal({ value: 10, threshold: 3, metricType: 'AverageValue', current: 1 }).replicas, 4);
+  assert.equal(proposal({ value: 10, threshold: 5, metricType: 'AverageValue', current: 2 }).replicas, 2);
+  assert.throws(() => proposal({ value: Infinity, threshold: 1, metricType: 'Value', current: 1 }), /Infinity/);
+  assert.throws(() => proposal({ value: 1, threshold: 1, metricType: 'Utilization', current: 1 }), /Utilization/);
+});
+
+function scaledObject(behavior) {
+  return { metadata: { name: 'so' }, spec: {
+    scaleTargetRef: { name: 'x-selfplay' }, minReplicaCount: 1, maxReplicaCount: 6, pollingInterval: 5,
+    advanced: behavior ? { horizontalPodAutoscalerConfig: { behavior } } : undefined,
+    triggers: [{ type: 'prometheus', metricType: 'Value', metadata: { query: 'q', threshold: '1' } }] } };
+}
+
+test('the ScaledObject read with KEDA and Kubernetes defaults; one prometheus trigger only', () => {
+  const s = settingsOf(scaledObject());
+  assert.deepEqual([s.min, s.max, s.pollingInterval, s.threshold, s.metricType, s.ignoreNullValues], [1, 6, 5, 1, 'Value', true]);
+  assert.equal(s.scaleDown.stabilizationWindowSeconds, 300);
+  assert.equal(s.scaleUp.policies.length, 2);
+  const bad = scaledObject();
+  bad.spec.triggers.push({ type: 'cpu', metadata: {} });
+  assert.throws(() => settingsOf(bad), /one prometheus trigger/);
+});
+
+test('replicas: clamped to min and max, stabilized on the way down, rate limited on the way up', () => {
+  const a = new Autoscaler(settingsOf(scaledObject({ scaleDown: { stabilizationWindowSeconds: 20 } })));
+  // Up: 1 pod, ratio 10 -> proposal 10; Kubernetes' default policies allow +4 or +100%
+  // per 15 s (the larger): 5, within max 6.
+  assert.equal(a.decide({ value: 10, current: 1, at: 0 }).desired, 5);
+  // 5 s later, within the same 15 s period, at most 1 + 4 = 5 in the period: stays 5.
+  assert.equal(a.decide({ value: 10, current: 5, at: 5 }).desired, 5);
+  // After the period: max 6.
+  assert.equal(a.decide({ value: 10, current: 5, at: 20 }).desired, 6);
+  // Down: a low ratio proposes 1, but the 20 s window still holds higher proposals.
+  assert.equal(a.decide({ value: 0.1, current: 6, at: 25 }).desired, 6);
+  assert.equal(a.decide({ value: 0.1, current: 6, at: 36 }).desired, 6);
+  // Once the window holds only low proposals: the floor, 1.
+  assert.equal(a.decide({ value: 0.1, current: 6, at: 46 }).desired, 1);
+  // Inside the tolerance nothing moves.
+  assert.equal(a.decide({ value: 1.05, current: 1, at: 80 }).desired, 1);
+  // KEDA's value from the query: one element; empty is 0 with ignoreNullValues.
+  assert.equal(a.metricValue([]), 0);
+  assert.equal(a.metricValue([{ metric: {}, value: 2 }]), 2);
+  assert.throws(() => a.metricValue([{ value: 1 }, { value: 2 }]), /2 elements/);
+});
+
+test("PodMonitor targets as the Prometheus Operator makes them: selector, named port, relabelings", () => {
+  const pm = { metadata: { name: 'r-selfplay' }, spec: {
+    namespaceSelector: { matchNames: ['default'] },
+    selector: { matchLabels: { 'app.kubernetes.io/component': 'selfplay' } },
+    podMetricsEndpoints: [{ port: 'metrics', path: '/metrics', relabelings: [
+      { sourceLabels: ['__meta_kubernetes_pod_label_app_kubernetes_io_instance'], targetLabel: 'app_kubernetes_io_instance' },
+      { sourceLabels: ['__meta_kubernetes_pod_name'], targetLabel: 'instance' }] }] } };
+  const pod = (name, component, running = true) => ({ name, ip: '10.0.0.7', running,
+    labels: { 'app.kubernetes.io/component': component, 'app.kubernetes.io/instance': 'r' },
+    container: { ports: [{ name: 'grpc', containerPort: 50051 }, { name: 'metrics', containerPort: 9101 }] } });
+  const t = podMonitorTargets(pm, [pod('r-selfplay-a', 'selfplay'), pod('r-replay-b', 'replay'), pod('r-selfplay-c', 'selfplay', false)], 'default');
+  assert.equal(t.length, 1);
+  assert.deepEqual(t[0].targets, ['10.0.0.7:9101']);
+  assert.equal(t[0].labels.instance, 'r-selfplay-a');
+  assert.equal(t[0].labels.app_kubernetes_io_instance, 'r');
+  assert.equal(t[0].labels.job, 'default/r-selfplay');
+  assert.deepEqual(podMonitorTargets(pm, [pod('r-selfplay-a', 'selfplay')], 'other'), []);
+});

@@ -15,6 +15,8 @@ const path = require('node:path');
 const { Cluster, sleep } = require('./lib/cluster');
 const obs = require('./lib/observe');
 const probes = require('./lib/probes');
+const { Prometheus } = require('./lib/prometheus');
+const { autoscale, preempt, autoscaleTable, AUTOSCALE_HEADER } = require('./autoscale');
 const tools = require('../helm/lib/tools');
 
 const yaml = tools.requireTool('js-yaml');
@@ -28,7 +30,13 @@ const KEEP = args.includes('--keep');
 // The release as the test installs it.
 const RELEASE = 'chess-rl';
 const F = 'chess-rl';
-const VALUES = [path.join(tools.chartDir, 'ci', 'values-tiny.yaml'), path.join(__dirname, 'values.yaml')];
+// values-spot.yaml: self-play as on a spot pool (its grace and flush settings; the
+// harness does no scheduling, so its affinities and tolerations play no part).
+const VALUES = [path.join(tools.chartDir, 'ci', 'values-tiny.yaml'), path.join(tools.chartDir, 'values-spot.yaml'),
+  path.join(__dirname, 'values.yaml')];
+// The PodMonitors and PrometheusRule are rendered too: the test's Prometheus scrapes and
+// evaluates what they say (lib/prometheus.js).
+const MONITORING = ['--api-versions', 'monitoring.coreos.com/v1', '--set', 'monitoring.enabled=true'];
 const ACKED_LOG = 'acked-games.log'; // selfplay.config.acked-log in values.yaml, under /tmp
 const KEY = 'chessrl'; // the replay service's key prefix (its default)
 
@@ -47,9 +55,10 @@ const t0 = Date.now();
 const elapsed = () => ((Date.now() - t0) / 1000).toFixed(1).padStart(6);
 const say = (line) => console.log(`[${elapsed()}s] ${line}`);
 
-function render() {
-  const a = ['template', RELEASE, tools.chartDir, '--namespace', 'default'];
+function render(extra = []) {
+  const a = ['template', RELEASE, tools.chartDir, '--namespace', 'default', ...MONITORING];
   for (const v of VALUES) a.push('-f', v);
+  a.push(...extra);
   return new Promise((resolve, reject) => {
     execFile(tools.helmBin, a, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`helm ${a.join(' ')}: ${stderr}`));
@@ -167,9 +176,25 @@ async function main() {
   await Cluster.clean(NAME, DATA);
   c = new Cluster({ name: NAME, dataDir: DATA, log: (l) => console.log(`           ${l}`) });
   await c.create();
+  // Prometheus scrapes the pods from the start, as the operator would for the PodMonitors,
+  // with the chart's rules loaded: the autoscaling and spot steps read it.
+  const manifests = await render();
+  prom = new Prometheus({ dir: path.join(DATA, 'prometheus'), log: (l) => say(l) });
+  await prom.start({ podMonitors: manifests.filter((o) => o.kind === 'PodMonitor'),
+    rules: manifests.filter((o) => o.kind === 'PrometheusRule') });
+  promSync = setInterval(() => prom.sync([...c.pods.values()]), 500);
   const ok = await runSteps();
   return ok;
 }
+
+let prom;
+let promSync;
+const autoscaleRows = [];
+const ctx = () => ({
+  c, F, prom, check, figure, render, say, Failure, obs, PORTS, ACKED_LOG, checkAcked,
+  selfplayPods, trainerPod, replayPod, rows: autoscaleRows, t0: ctxT0 ??= Date.now(),
+});
+let ctxT0;
 
 async function runSteps() {
   if (!await step('install: every pod Ready', () => install('install'))) return false;
@@ -234,6 +259,10 @@ async function runSteps() {
     if (!await step(`fault: kill -9 ${target}`, () => fault(target))) break;
   }
   await step('fault: replay hangs (SIGSTOP): liveness restarts it', hang);
+
+  await step('autoscale: self-play follows the trainer (ScaledObject, real Prometheus)', () => autoscale(ctx()));
+  await step('spot: a self-play pod preempted with its grace: nothing lost', () => preempt(ctx(), { hungReplay: false }));
+  await step('spot: preempted while replay hangs: the loss counted and alerted', () => preempt(ctx(), { hungReplay: true }));
 
   let before;
   if (await step('uninstall: every container stops within its grace period', async () => {
@@ -556,6 +585,8 @@ async function reinstall(before) {
     console.log(e.stack);
     steps.push({ name: 'harness', ok: false, seconds: 0, detail: e.message });
   } finally {
+    clearInterval(promSync);
+    if (prom) await prom.stop().catch((e) => console.log(`prometheus: ${e.message}`));
     if (c) {
       for (const p of c.pods.values()) await c.saveLogs(p).catch(() => {});
       if (!KEEP) await c.destroy().catch((e) => console.log(`cleanup: ${e.message}`));
@@ -566,6 +597,10 @@ async function reinstall(before) {
   console.log(table(steps.map((s) => [s.name, s.seconds.toFixed(1), s.ok ? 'pass' : 'FAIL']), ['step', 'seconds', 'result']));
   const failed = steps.filter((s) => !s.ok);
   for (const s of failed) console.log(`\nFAILED ${s.name}: ${s.detail}`);
+  if (autoscaleRows.length) {
+    console.log('\n# Autoscaling: self-play replicas against the trainer\'s demanded reuse\n');
+    console.log(table(autoscaleTable(autoscaleRows), AUTOSCALE_HEADER));
+  }
   console.log('\n# Figures\n');
   console.log(table(figures, ['figure', 'value']));
   console.log(`\n${steps.length - failed.length} passed, ${failed.length} failed in ${elapsed().trim()} s; pod logs in ${path.join(DATA, 'logs')}`);

@@ -754,4 +754,4 @@ class Cluster {
   }
 }
 
-module.exports = { Cluster, expand, templateHash, quantityBytes, parseSubnet, macFor, sleep };
+module.exports = { Cluster, expand, templateHash, quantityBytes, quantityCpus, parseSubnet, macFor, sleep };
