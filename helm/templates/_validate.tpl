@@ -24,6 +24,7 @@ others). The check helpers live with their component (redis/_redis.tpl, ...).
       "chess-rl.validateValues.trainer.mixedPrecision"
       "chess-rl.validateValues.trainer.persistence"
       "chess-rl.validateValues.trainer.ports"
+      "chess-rl.validateValues.trainer.gangScheduling"
       "chess-rl.validateValues.config" -}}
 {{- $problems := list -}}
 {{- range $checks -}}

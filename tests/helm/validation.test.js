@@ -31,6 +31,9 @@ const cases = {
   'trainer.persistence': { args: set('trainer.persistence.enabled=false', 'trainer.persistence.existingClaim=shared'),
     says: /trainer\.persistence\.existingClaim is set but trainer\.persistence\.enabled=false/ },
   'trainer.ports': { args: set('trainer.ports.rendezvous=9100'), says: /trainer\.ports\.metrics and trainer\.ports\.rendezvous are both 9100/ },
+  // No --api-versions: the cluster serves no scheduling.volcano.sh/v1beta1.
+  'trainer.gangScheduling': { args: set('trainer.gangScheduling.volcano.enabled=true'),
+    says: /trainer\.gangScheduling\.volcano\.enabled=true needs the scheduling\.volcano\.sh\/v1beta1 API/ },
   config: { args: set('trainer.config.checkpoint-dir=/x'), says: /trainer\.config sets "checkpoint-dir", which the chart passes itself as --checkpoint-dir/ },
   // A release name that is no DNS label (helm takes a leading digit): F = 1st-chess-rl.
   fullname: { release: '1st', args: [], says: /the objects' prefix "1st-chess-rl" must be a DNS label.*fullnameOverride/ },

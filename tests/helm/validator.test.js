@@ -98,6 +98,31 @@ describe('the offline Kubernetes validator', () => {
     }
   });
 
+  it('validates Volcano PodGroups against the local schema (lib/volcano-podgroup.schema.json), unknown fields included', () => {
+    const pg = () => ({
+      apiVersion: 'scheduling.volcano.sh/v1beta1', kind: 'PodGroup',
+      metadata: { name: 'g', namespace: 'n', labels: { a: 'b' } },
+      spec: { minMember: 4, queue: 'training', priorityClassName: 'high',
+              minResources: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': 4 } },
+    });
+    assert.deepEqual(validateObject(pg()), []);
+    const bad = pg();
+    bad.spec.minMembers = 4;
+    bad.spec.queue = 7;
+    bad.spec.minResources.cpu = 'lots';
+    bad.metadata.label = {};
+    bad.status = { phase: 'Running' };
+    const problems = validateObject(bad);
+    for (const want of ['PodGroup g: unknown field spec.minMembers', 'PodGroup g: unknown field status',
+      'PodGroup g: unknown field metadata.label']) assert.ok(problems.includes(want), `${want} not in:\n${problems.join('\n')}`);
+    assert.ok(problems.some((p) => /^PodGroup g: schema: spec\.queue must be string/.test(p)), problems.join('\n'));
+    assert.ok(problems.some((p) => /^PodGroup g: schema: spec\.minResources\.cpu /.test(p)), problems.join('\n'));
+    const tooBig = pg();
+    tooBig.spec.minMember = 2 ** 31;
+    assert.match(validateObject(tooBig).join('\n'), /spec\.minMember must be <= 2147483647/);
+    assert.match(validateObject({ ...pg(), apiVersion: 'scheduling.volcano.sh/v1' }).join('\n'), /no schema for apiVersion/);
+  });
+
   it('validates Prometheus Operator objects, unknown fields included', () => {
     const pm = {
       apiVersion: 'monitoring.coreos.com/v1', kind: 'PodMonitor', metadata: { name: 'p' },

@@ -25,12 +25,13 @@ const CHESSRL_COMPONENTS = ['replay', 'selfplay', 'trainer', 'evaluator'];
 
 const chartFile = (...p) => path.join(tools.chartDir, ...p);
 
-// The values files the chart ships, each as helm arguments. The named four must exist; any
+// The values files the chart ships, each as helm arguments. The named ones must exist; any
 // further helm/values-*.yaml or helm/ci/*.yaml is picked up too.
 function valuesSets() {
   const sets = { defaults: [] };
   const named = {
     gpu: 'values-gpu.yaml',
+    spot: 'values-spot.yaml',
     'external-redis': 'ci/values-external-redis.yaml',
     tiny: 'ci/values-tiny.yaml',
   };

@@ -22,12 +22,36 @@
 //         reported with its path, e.g. `spec.template.spec.containers[0].imagePullPolicyy`.
 //     int-or-string and quantity fields are scalars (anyOf of types) and need nothing else.
 //     The walker's own tests are in validator.test.js.
+//  4. custom resources that no npm package has a model of (Volcano's PodGroup) are checked
+//     against a JSON schema of ours in lib/ (LOCAL_SCHEMAS), written from the CRD's fields,
+//     with ajv; every object of it refuses keys it does not name (additionalProperties:
+//     false). Their metadata goes through kubernetes-models' ObjectMeta as above.
 const fs = require('node:fs');
 const path = require('node:path');
 const { requireTool } = require('./tools');
 
 requireTool('kubernetes-models/package.json');
 requireTool('@kubernetes-models/prometheus-operator/package.json');
+const Ajv = requireTool('ajv');
+const { ObjectMeta } = requireTool('@kubernetes-models/apimachinery/apis/meta/v1/ObjectMeta');
+
+// apiVersion + kind -> a JSON schema file in this folder, for the custom resources no npm
+// package ships a model of.
+const LOCAL_SCHEMAS = {
+  'scheduling.volcano.sh/v1beta1 PodGroup': 'volcano-podgroup.schema.json',
+};
+let ajv;
+const localCache = new Map();
+// The compiled validator of a local schema for apiVersion + kind, or null.
+function localSchemaFor(apiVersion, kind) {
+  const file = LOCAL_SCHEMAS[`${apiVersion} ${kind}`];
+  if (!file) return null;
+  if (!localCache.has(file)) {
+    if (!ajv) ajv = new Ajv({ allErrors: true, strict: true });
+    localCache.set(file, ajv.compile(JSON.parse(fs.readFileSync(path.join(__dirname, file), 'utf8'))));
+  }
+  return localCache.get(file);
+}
 
 // apiVersion group -> directory holding <version>/<Kind>.js model classes.
 const packageRoots = [
@@ -140,16 +164,48 @@ function describe(obj) {
   return `${kind || '<no kind>'} ${name || '<no name>'}${source}`;
 }
 
+// A custom resource against its local schema (ajv) and its metadata against ObjectMeta.
+function validateLocal(obj, validate, what, details) {
+  const problems = [];
+  if (!validate(obj)) {
+    for (const e of validate.errors) {
+      const where = e.instancePath.split('/').slice(1).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'))
+        .reduce((w, k) => (/^[0-9]+$/.test(k) ? `${w}[${k}]` : join(w, k)), '');
+      if (e.keyword === 'additionalProperties') {
+        problems.push(`${what}: unknown field ${join(where, e.params.additionalProperty)}`);
+      } else {
+        problems.push(`${what}: schema: ${where || '.'} ${e.message}`);
+      }
+    }
+  }
+  details.freeForm = [];
+  if (isPlainObject(obj.metadata)) {
+    const records = recordAccess(obj.metadata, (proxy) => {
+      try {
+        ObjectMeta.prototype.validate.call(proxy);
+      } catch (err) {
+        problems.push(`${what}: schema: metadata ${err.message}`);
+      }
+    });
+    const { unknown, freeForm } = unknownFields(obj.metadata, records);
+    for (const p of unknown) problems.push(`${what}: unknown field ${join('metadata', p)}`);
+    details.freeForm = freeForm.map((p) => join('metadata', p));
+  }
+  return problems;
+}
+
 // Problems with one object, as strings naming the object and the path; [] when valid.
 // details.freeForm (optional out-param) collects the free-form paths that were not checked.
 function validateObject(obj, details = {}) {
   const what = describe(obj);
   if (!isPlainObject(obj)) return [`${what}: not an object`];
+  const local = localSchemaFor(obj.apiVersion, obj.kind);
+  if (local) return validateLocal(obj, local, what, details);
   const model = modelFor(obj.apiVersion, obj.kind);
   if (!model) {
     return [`${what}: no schema for apiVersion ${JSON.stringify(obj.apiVersion)} kind ` +
             `${JSON.stringify(obj.kind)} in kubernetes-models or ` +
-            '@kubernetes-models/prometheus-operator (unknown or misspelt apiVersion/kind)'];
+            '@kubernetes-models/prometheus-operator, and no local schema (unknown or misspelt apiVersion/kind)'];
   }
   const problems = [];
   const records = recordAccess(obj, (proxy) => {
@@ -165,4 +221,4 @@ function validateObject(obj, details = {}) {
   return problems;
 }
 
-module.exports = { validateObject, modelFor };
+module.exports = { validateObject, modelFor, LOCAL_SCHEMAS };

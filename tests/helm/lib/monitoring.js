@@ -18,10 +18,14 @@ const ruleFile = () => yaml.load(fs.readFileSync(RULES_FILE, 'utf8'), { schema: 
 const rules = () => ruleFile().groups.flatMap((g) => g.rules);
 const recordedNames = () => new Set(rules().filter((r) => r.record).map((r) => r.record));
 
-// Metrics panels need that no chess-rl process exports yet (the dashboard shows "No data"
-// there until one does), as name: 'type{labels}, component: what it means'. Remove an
-// entry once the metric exists: the check then finds it in the sources. Empty today.
-const PENDING_METRICS = {};
+// Metrics the dashboard or the rules need that no chess-rl process exports yet (a panel
+// shows "No data", an alert stays silent, until one does), as name: 'type{labels},
+// component: what it means'. Remove an entry once the metric exists in the sources:
+// monitoring.test.js fails while an exported metric is still listed here.
+const PENDING_METRICS = {
+  chessrl_selfplay_games_lost_total: 'counter, selfplay: finished games a stopping pod could ' +
+    'not push before its --flush-timeout deadline (ChessRLSelfplayGamesLostOnStop)',
+};
 // Metrics from elsewhere: Prometheus's own, NVIDIA's DCGM exporter.
 const EXTERNAL_METRICS = new Set(['up', 'DCGM_FI_DEV_GPU_UTIL']);
 
