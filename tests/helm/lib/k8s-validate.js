@@ -1,7 +1,9 @@
 'use strict';
 // Offline validation of rendered Kubernetes objects against the OpenAPI schemas that the
-// pinned npm packages ship: kubernetes-models (core Kubernetes APIs, up to 1.33) and
-// @kubernetes-models/prometheus-operator (PodMonitor, ServiceMonitor, PrometheusRule, ...).
+// pinned npm packages ship: kubernetes-models (core Kubernetes APIs, up to 1.33),
+// @kubernetes-models/prometheus-operator (PodMonitor, ServiceMonitor, PrometheusRule, ...)
+// and @kubernetes-models/keda (ScaledObject, TriggerAuthentication, ...). The KEDA package
+// is an ES module; require() loads it on Node 20.19 and later.
 //
 // validateObject(obj) returns a list of problems (strings); [] means valid:
 //  1. the model class is chosen by apiVersion + kind; an apiVersion/kind that neither package
@@ -52,11 +54,13 @@ function localSchemaFor(apiVersion, kind) {
   }
   return localCache.get(file);
 }
+requireTool('@kubernetes-models/keda/package.json');
 
 // apiVersion group -> directory holding <version>/<Kind>.js model classes.
 const packageRoots = [
   path.dirname(requireTool.resolve('kubernetes-models/package.json')),
   path.dirname(requireTool.resolve('@kubernetes-models/prometheus-operator/package.json')),
+  path.dirname(requireTool.resolve('@kubernetes-models/keda/package.json')),
 ];
 
 function modelFile(apiVersion, kind) {
@@ -78,7 +82,14 @@ function modelFor(apiVersion, kind) {
   let model = null;
   const file = modelFile(apiVersion, kind);
   if (file) {
-    const mod = require(file);
+    let mod;
+    try {
+      mod = require(file);
+    } catch (err) {
+      if (err.code !== 'ERR_REQUIRE_ESM') throw err;
+      throw new Error(`${file} is an ES module, which require() loads on Node 20.19 and later; ` +
+                      `this is Node ${process.versions.node}`);
+    }
     // The file of a top-level kind exports a class with static apiVersion and kind;
     // files of nested types (DeploymentSpec, ...) export classes without them.
     model = Object.values(mod).find(
@@ -204,8 +215,8 @@ function validateObject(obj, details = {}) {
   const model = modelFor(obj.apiVersion, obj.kind);
   if (!model) {
     return [`${what}: no schema for apiVersion ${JSON.stringify(obj.apiVersion)} kind ` +
-            `${JSON.stringify(obj.kind)} in kubernetes-models or ` +
-            '@kubernetes-models/prometheus-operator, and no local schema (unknown or misspelt apiVersion/kind)'];
+            `${JSON.stringify(obj.kind)} in kubernetes-models, @kubernetes-models/prometheus-operator ` +
+            'or @kubernetes-models/keda, and no local schema (unknown or misspelt apiVersion/kind)'];
   }
   const problems = [];
   const records = recordAccess(obj, (proxy) => {

@@ -25,9 +25,15 @@ const recordedNames = () => new Set(rules().filter((r) => r.record).map((r) => r
 const PENDING_METRICS = {
   chessrl_selfplay_games_lost_total: 'counter, selfplay: finished games a stopping pod could ' +
     'not push before its --flush-timeout deadline (ChessRLSelfplayGamesLostOnStop)',
+  chessrl_trainer_max_reuse: 'gauge, trainer: its --max-reuse cap (0: none), the C of selfplay.autoscaling\'s control law',
 };
-// Metrics from elsewhere: Prometheus's own, NVIDIA's DCGM exporter.
-const EXTERNAL_METRICS = new Set(['up', 'DCGM_FI_DEV_GPU_UTIL']);
+// Metrics of kube-state-metrics (part of kube-prometheus-stack), about Kubernetes objects:
+// they carry the object's namespace and name, not the release label.
+const KUBE_STATE_METRICS = new Set([
+  'kube_horizontalpodautoscaler_status_desired_replicas', 'kube_deployment_status_replicas_available',
+]);
+// Metrics from elsewhere: Prometheus's own, NVIDIA's DCGM exporter, kube-state-metrics.
+const EXTERNAL_METRICS = new Set(['up', 'DCGM_FI_DEV_GPU_UTIL', ...KUBE_STATE_METRICS]);
 
 // Every "chessrl_..." string literal of the C++ sources (libs/, services/, tools/): the
 // names the registry creates. Read once per process.
@@ -143,6 +149,6 @@ function tempDir(prefix) {
 
 module.exports = {
   yaml, DASHBOARD_FILE, RULES_FILE, dashboard, ruleFile, rules, recordedNames,
-  PENDING_METRICS, EXTERNAL_METRICS, exportedMetrics, metricOrigin, metricNames, selectors,
+  PENDING_METRICS, KUBE_STATE_METRICS, EXTERNAL_METRICS, exportedMetrics, metricOrigin, metricNames, selectors,
   substitute, dashboardQueries, promtool, runPromtool, tempDir,
 };

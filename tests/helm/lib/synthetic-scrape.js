@@ -2,8 +2,10 @@
 // 30 minutes of a made-up scrape of one chess-rl release (two self-play pods with a GPU
 // each, two trainer ranks, replay, the evaluator, one DCGM exporter series), in promtool's
 // input_series format, so that every dashboard query can be evaluated offline. With
-// kubernetes=true the series carry the labels the chart's PodMonitors add; without, only
-// job and instance (`chessrl local` scraped by a static config).
+// kubernetes=true the series carry the labels the chart's PodMonitors add, and
+// kube-state-metrics describes the release's self-play Deployment and KEDA's
+// HorizontalPodAutoscaler; without, only job and instance (`chessrl local` scraped by a
+// static config).
 // It also holds any metric the dashboard uses that nothing exports yet (PENDING_METRICS).
 const POINTS = 30; // one a minute
 
@@ -75,6 +77,7 @@ function syntheticScrape({ kubernetes = true } = {}) {
     add('chessrl_trainer_paused', gauge(0));
     add('chessrl_trainer_learning_rate', gauge(0.001));
     add('chessrl_trainer_sample_reuse_ratio', gauge(3.5));
+    add('chessrl_trainer_max_reuse', gauge(4)); // pending: not exported yet
   }
   {
     const add = target('replay', 'replay-a');
@@ -118,6 +121,12 @@ function syntheticScrape({ kubernetes = true } = {}) {
       for (const result of ['win', 'draw', 'loss']) add('chessrl_eval_games_total', counter(1), { opponent, result });
       for (const side of ['candidate', 'opponent']) add('chessrl_eval_forfeits_total', counter(0), { opponent, side });
     }
+  }
+  if (kubernetes) {
+    const ksm = 'job="kube-state-metrics",instance="10.0.0.9:8080",namespace="ml"';
+    series.push(
+      { series: `kube_horizontalpodautoscaler_status_desired_replicas{${ksm},horizontalpodautoscaler="keda-hpa-chess-rl-selfplay"}`, values: `3x${POINTS}` },
+      { series: `kube_deployment_status_replicas_available{${ksm},deployment="chess-rl-selfplay"}`, values: `2x${POINTS}` });
   }
   series.push({
     series: 'DCGM_FI_DEV_GPU_UTIL{Hostname="node-1",gpu="0",exported_namespace="ml",exported_pod="chess-rl-selfplay-a"}',
