@@ -276,7 +276,8 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
 
   chessrl::metrics::Registry registry;
   chessrl::metrics::add_build_info(registry);
-  chessrl::trainer_service::TrainerMetrics metrics(registry, rank, dist.world_size);
+  chessrl::trainer_service::TrainerMetrics metrics(registry, rank, dist.world_size,
+                                                   s.options.max_reuse);
   chessrl::metrics::GpuSampler gpus(registry);  // no NVML (no GPU): no series
   // /healthz: 503 once the rank stays in one thing past its bound (docs/training.md).
   chessrl::Progress progress(std::chrono::seconds(s.stall_timeout_s));
