@@ -223,9 +223,10 @@ TEST(ReplaySourceCancel, EndsTheCallInFlightAndEveryLaterOne) {
 
 TEST(TrainerMetrics, StepsPausesAndPublishesUpdateTheSeries) {
   metrics::Registry registry;
-  TrainerMetrics m(registry, 1, 4);
+  TrainerMetrics m(registry, 1, 4, 2.5);
   EXPECT_EQ(series(registry, "chessrl_trainer_rank"), 1);
   EXPECT_EQ(series(registry, "chessrl_trainer_world_size"), 4);
+  EXPECT_EQ(series(registry, "chessrl_trainer_max_reuse"), 2.5);
 
   train::StepReport r;
   r.rank = 1;
@@ -262,6 +263,19 @@ TEST(TrainerMetrics, StepsPausesAndPublishesUpdateTheSeries) {
 
   m.on_publish(7);
   EXPECT_EQ(series(registry, "chessrl_model_version"), 7);
+  // The cap stays what the start set, whatever the steps report.
+  EXPECT_EQ(series(registry, "chessrl_trainer_max_reuse"), 2.5);
+}
+
+TEST(TrainerMetrics, MaxReuseZeroMeansNoCapAndIsExported) {
+  metrics::Registry registry;
+  TrainerMetrics m(registry, 0, 1, 0);
+  EXPECT_EQ(series(registry, "chessrl_trainer_max_reuse"), 0);
+  const std::string text = registry.serialize();
+  EXPECT_NE(text.find("# TYPE chessrl_trainer_max_reuse gauge"), std::string::npos) << text;
+  EXPECT_NE(text.find("# HELP chessrl_trainer_max_reuse The trainer's --max-reuse"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

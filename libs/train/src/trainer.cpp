@@ -109,9 +109,10 @@ Result<void> Run::setup_device() {
     return fail("device cuda: no CUDA device is visible (or LibTorch was built without CUDA)");
   cuda_ = o_.device == "cuda" || (o_.device == "auto" && have_cuda);
   if (cuda_) {
-    int local = 0;
-    if (auto l = process_env("LOCAL_RANK")) local = std::atoi(l->c_str());
-    device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local));
+    if (const int n = static_cast<int>(torch::cuda::device_count()); d_.local_rank >= n)
+      return fail("LOCAL_RANK=" + std::to_string(d_.local_rank) + ": this process sees " +
+                  std::to_string(n) + " CUDA device(s) (CUDA_VISIBLE_DEVICES narrows them)");
+    device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(d_.local_rank));
     if (o_.mixed_precision) {
       at::globalContext().setAllowTF32CuBLAS(true);
       at::globalContext().setAllowTF32CuDNN(true);

@@ -58,6 +58,7 @@ struct Settings {
   int rendezvous_timeout_s = 300;
   int collective_timeout_s = 600;
   int stall_timeout_s = 900;
+  bool print_rendezvous = false;
 };
 
 void add_options(CLI::App& app, Settings& s) {
@@ -202,13 +203,14 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--log-every", o.log_every, "a progress line every N steps (0: never)")
       ->capture_default_str();
 
-  // Rendezvous defaults (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT override).
+  // Rendezvous defaults (MASTER_ADDR, MASTER_PORT, then PET_MASTER_ADDR,
+  // PET_MASTER_PORT override; train::distributed_from_env).
   app.add_option("--master-addr", s.distributed.master_addr,
-                 "rendezvous host when MASTER_ADDR is not set")
+                 "rendezvous host when neither MASTER_ADDR nor PET_MASTER_ADDR is set")
       ->capture_default_str();
   app.add_option("--master-port", s.distributed.master_port,
-                 "rendezvous port when MASTER_PORT is not set; 0 (rank 0 only): a port the "
-                 "kernel picks, logged as 'rendezvous: listening on port N'")
+                 "rendezvous port when neither MASTER_PORT nor PET_MASTER_PORT is set; 0 (rank "
+                 "0 only): a port the kernel picks, logged as 'rendezvous: listening on port N'")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   app.add_option("--rendezvous-timeout", s.rendezvous_timeout_s,
@@ -225,6 +227,9 @@ void add_options(CLI::App& app, Settings& s) {
                  "rank; longer than --collective-timeout")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+  app.add_flag("--print-rendezvous", s.print_rendezvous,
+               "print the rank, world size, rendezvous address and local rank that the "
+               "environment and these options give (JSON, one line) and exit");
 }
 
 // Fills in what the options name as text; the message names the option.
@@ -267,10 +272,12 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   auto log = [rank](const std::string& line) {
     std::fprintf(stderr, "chessrl-trainer[%d]: %s\n", rank, line.c_str());
   };
+  log("distributed: " + dist.origin);
 
   chessrl::metrics::Registry registry;
   chessrl::metrics::add_build_info(registry);
-  chessrl::trainer_service::TrainerMetrics metrics(registry, rank, dist.world_size);
+  chessrl::trainer_service::TrainerMetrics metrics(registry, rank, dist.world_size,
+                                                   s.options.max_reuse);
   chessrl::metrics::GpuSampler gpus(registry);  // no NVML (no GPU): no series
   // /healthz: 503 once the rank stays in one thing past its bound (docs/training.md).
   chessrl::Progress progress(std::chrono::seconds(s.stall_timeout_s));
@@ -394,6 +401,19 @@ int trainer_main(int argc, char** argv) {
   if (!dist.ok()) {
     std::fprintf(stderr, "chessrl-trainer: %s\n", dist.error().c_str());
     return 2;
+  }
+  if (settings.print_rendezvous) {
+    const nlohmann::json where = {
+        {"rank", dist->rank},
+        {"world_size", dist->world_size},
+        {"master_addr", dist->master_addr},
+        {"master_port", dist->master_port},
+        {"local_rank", dist->local_rank},
+        {"origin", dist->origin},
+    };
+    std::printf("%s\n",
+                where.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
   }
   try {
     return run(settings, *dist, signals.flag());

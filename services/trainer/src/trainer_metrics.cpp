@@ -2,7 +2,8 @@
 
 namespace chessrl::trainer_service {
 
-TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int world_size_value)
+TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int world_size_value,
+                               double max_reuse_value)
     : steps_total(registry.counter("chessrl_trainer_steps_total",
                                    "Optimizer steps taken by this process")),
       samples_total(registry.counter("chessrl_trainer_samples_total",
@@ -32,6 +33,9 @@ TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int 
       sample_reuse(registry.gauge("chessrl_trainer_sample_reuse_ratio",
                                   "Samples trained per position self-play stored, since the "
                                   "start or the store's last reset (what --max-reuse caps)")),
+      max_reuse(registry.gauge("chessrl_trainer_max_reuse",
+                               "The trainer's --max-reuse cap on the sample reuse ratio (0: no "
+                               "cap); an autoscaler's reuse band is a fraction of it")),
       step(registry.gauge("chessrl_trainer_step", "Steps done (the checkpoint step reached)")),
       paused(registry.gauge("chessrl_trainer_paused",
                             "1 while training waits (minimum window, reuse cap), else 0")),
@@ -44,6 +48,7 @@ TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int 
       world_size(registry.gauge("chessrl_trainer_world_size", "Ranks training together")) {
   rank.set(rank_value);
   world_size.set(world_size_value);
+  max_reuse.set(max_reuse_value);
 }
 
 void TrainerMetrics::on_step(const train::StepReport& report) {

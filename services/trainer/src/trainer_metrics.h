@@ -13,7 +13,8 @@ namespace chessrl::trainer_service {
 
 class TrainerMetrics {
  public:
-  TrainerMetrics(metrics::Registry& registry, int rank, int world_size);
+  // `max_reuse`: the trainer's --max-reuse (0: no cap), set once.
+  TrainerMetrics(metrics::Registry& registry, int rank, int world_size, double max_reuse);
 
   // After every step (TrainerCallbacks::on_step).
   void on_step(const train::StepReport& report);
@@ -37,6 +38,7 @@ class TrainerMetrics {
   metrics::Gauge& samples_per_second;
   metrics::Gauge& learning_rate;
   metrics::Gauge& sample_reuse;
+  metrics::Gauge& max_reuse;
   metrics::Gauge& step;
   metrics::Gauge& paused;
   metrics::Gauge& model_version;

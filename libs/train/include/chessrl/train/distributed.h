@@ -1,5 +1,6 @@
 // Where a rank is: its rank, the world size and the rendezvous address, from
-// torchrun's environment variables or the pod's hostname. No LibTorch.
+// the environment a launcher or an operator gives it (torchrun, a Kubeflow
+// PyTorchJob or TrainJob) or the pod's hostname. No LibTorch.
 #pragma once
 
 #include <atomic>
@@ -35,6 +36,12 @@ struct DistributedConfig {
   // Network interface for Gloo (GLOO_SOCKET_IFNAME); empty: the one the
   // hostname resolves to (loopback when master_addr is loopback).
   std::string interface;
+  // This process's index among the processes of its machine (LOCAL_RANK):
+  // the CUDA device it trains on.
+  int local_rank = 0;
+  // Where rank, world size and rendezvous address came from, one line for
+  // the start-up log (distributed_from_env fills it).
+  std::string origin;
 };
 
 // The ordinal at the end of a hostname: "chess-rl-trainer-2" -> 2. Fails when
@@ -52,12 +59,27 @@ std::optional<std::string> process_env(const char* name);
 // This machine's hostname.
 std::string local_hostname();
 
-// Fills `base` from RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
-// GLOO_SOCKET_IFNAME where they are set. Without RANK, the rank is the
-// hostname's ordinal when WORLD_SIZE > 1. Errors name the variable and value:
-// not a number, rank outside [0, world size), port outside 0..65535, port 0
-// (a port the kernel picks) on a rank other than 0, wherever the port came
-// from (MASTER_PORT or `base`, that is --master-port).
+// Fills `base` from the environment, each value from the first source that
+// has it (docs/training.md, "How ranks find each other"):
+//   rank         RANK, else PET_NODE_RANK, else the hostname's ordinal (when
+//                the world size is above 1), else base.rank
+//   world size   WORLD_SIZE, else PET_NNODES x PET_NPROC_PER_NODE, else base
+//   master       MASTER_ADDR / MASTER_PORT, else PET_MASTER_ADDR /
+//                PET_MASTER_PORT, else base (--master-addr, --master-port)
+//   local rank   LOCAL_RANK, else 0
+//   interface    GLOO_SOCKET_IFNAME
+// RANK, WORLD_SIZE, MASTER_* are per process (torchrun's, or the PyTorchJob
+// operator's per pod); PET_* describe the node and are what a TrainJob sets.
+// Refused, with the variable and its value in the message: a value that is not
+// an integer; a rank outside [0, world size); a port outside 0..65535, or 0 on
+// a rank other than 0 (wherever it came from: MASTER_PORT, PET_MASTER_PORT or
+// `base`, that is --master-port); PET_NNODES as an elastic range MIN:MAX with
+// MIN != MAX; PET_NPROC_PER_NODE other than 1 without RANK, or above 1 without
+// LOCAL_RANK (several processes per pod, which this process was not started
+// as); a WORLD_SIZE other than PET_NNODES x PET_NPROC_PER_NODE; LOCAL_RANK
+// negative or not below LOCAL_WORLD_SIZE (or PET_NPROC_PER_NODE);
+// TORCHELASTIC_USE_AGENT_STORE=True with a world above 1 (a torchrun agent
+// serving the store that rank 0 serves itself).
 Result<DistributedConfig> distributed_from_env(DistributedConfig base, const GetEnv& env,
                                                const std::string& hostname);
 
