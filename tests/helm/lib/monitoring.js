@@ -25,7 +25,6 @@ const recordedNames = () => new Set(rules().filter((r) => r.record).map((r) => r
 const PENDING_METRICS = {
   chessrl_selfplay_games_lost_total: 'counter, selfplay: finished games a stopping pod could ' +
     'not push before its --flush-timeout deadline (ChessRLSelfplayGamesLostOnStop)',
-  chessrl_trainer_max_reuse: 'gauge, trainer: its --max-reuse cap (0: none), the C of selfplay.autoscaling\'s control law',
 };
 // Metrics of kube-state-metrics (part of kube-prometheus-stack), about Kubernetes objects:
 // they carry the object's namespace and name, not the release label.
