@@ -29,7 +29,7 @@ async function lawParts(prom, so, windowText) {
     const r = await prom.query(expr).catch(() => []);
     return r.length ? r[0].value : NaN;
   };
-  const A = await one(`max(chessrl_trainer_samples_per_second${sel})`);
+  const A = await one(`max(rate(chessrl_trainer_samples_total${sel}[${windowText}])) / (max(rate(chessrl_trainer_step_seconds_total${sel}[${windowText}])) > 0) or max(chessrl_trainer_samples_per_second${sel})`);
   const P = await one(`sum(rate(chessrl_selfplay_positions_total${sel}[${windowText}]))`);
   const C = await one(`max(chessrl_trainer_max_reuse${sel})`);
   const paused = await one(`max(chessrl_trainer_paused${sel})`);

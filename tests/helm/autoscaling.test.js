@@ -30,7 +30,7 @@ const NAME = `${F}-selfplay`;
 // must render, character for character.
 function expectedQuery({ ns = 'chess-rl', release = RELEASE, window = '5m', low = 0.5, target = 0.75, high = 0.9 } = {}) {
   const m = `namespace="${ns}",app_kubernetes_io_instance="${release}"`;
-  const A = `max(chessrl_trainer_samples_per_second{${m}})`;
+  const A = `(max(rate(chessrl_trainer_samples_total{${m}}[${window}])) / (max(rate(chessrl_trainer_step_seconds_total{${m}}[${window}])) > 0) or max(chessrl_trainer_samples_per_second{${m}}))`;
   const P = `sum(rate(chessrl_selfplay_positions_total{${m}}[${window}]))`;
   const C = `max(chessrl_trainer_max_reuse{${m}})`;
   const D = `(${A} / ${P})`;
@@ -218,17 +218,25 @@ function hpaDesired(ready, value, min, max) {
 // Made-up series for promtool: trainer ranks with samples per second A and cap C (null: no
 // such series), self-play pods each making `pods[i]` positions per second. Series of
 // another release and of another namespace ride along: the query must not see them.
-function scrape({ A, C, pods, ranks = 2 }) {
+function scrape({ A, C, pods, ranks = 2, paused = false }) {
   const series = [];
   const add = (metric, labels, values) => series.push({
     series: `${metric}{${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',')}}`, values });
   const own = (pod) => ({ namespace: 'ml', app_kubernetes_io_instance: RELEASE, pod });
   for (let r = 0; r < ranks; r++) {
-    if (A !== null) add('chessrl_trainer_samples_per_second', own(`chess-rl-trainer-${r}`), `${A}x30`);
+    // Stepping all the time (a step second per second) at A samples per second, unless
+    // paused for the whole window (no step: the rate is 0 and the last step's gauge counts).
+    if (A !== null) {
+      add('chessrl_trainer_samples_total', own(`chess-rl-trainer-${r}`), paused ? `${A * 60}x30` : `0+${A * 60}x30`);
+      add('chessrl_trainer_step_seconds_total', own(`chess-rl-trainer-${r}`), paused ? '60x30' : '0+60x30');
+      add('chessrl_trainer_samples_per_second', own(`chess-rl-trainer-${r}`), `${A}x30`);
+    }
     if (C !== null) add('chessrl_trainer_max_reuse', own(`chess-rl-trainer-${r}`), `${C}x30`);
   }
   pods.forEach((p, i) => add('chessrl_selfplay_positions_total', own(`chess-rl-selfplay-${i}`), `0+${p * 60}x30`));
   add('chessrl_trainer_samples_per_second', { namespace: 'ml', app_kubernetes_io_instance: 'other', pod: 'other-trainer-0' }, '99999x30');
+  add('chessrl_trainer_samples_total', { namespace: 'ml', app_kubernetes_io_instance: 'other', pod: 'other-trainer-0' }, '0+99999x30');
+  add('chessrl_trainer_step_seconds_total', { namespace: 'ml', app_kubernetes_io_instance: 'other', pod: 'other-trainer-0' }, '0+1x30');
   add('chessrl_trainer_max_reuse', { namespace: 'ml', app_kubernetes_io_instance: 'other', pod: 'other-trainer-0' }, '100x30');
   add('chessrl_selfplay_positions_total', { namespace: 'elsewhere', app_kubernetes_io_instance: RELEASE, pod: 'x' }, '0+1x30');
   return series;
@@ -253,6 +261,8 @@ describe('the control law (chess-rl.selfplay.scaleQuery), evaluated by promtool'
     { what: 'no trainer series: r = 1', A: null, C: 4, pods: [250, 250], r: 1 },
     { what: 'no cap (C = 0): r = 1', A: 4000, C: 0, pods: [250, 250], r: 1 },
     { what: 'no cap series (a trainer without the gauge): r = 1', A: 4000, C: null, pods: [250, 250], r: 1 },
+    { what: 'a trainer paused by its data gates for the whole window: its last step\'s speed counts (D = 4, r = 4/3)',
+      A: 4000, C: 4, pods: [250, 250, 250, 250], r: 4 / 3, paused: true },
     { what: 'one trainer rank: the same as two', A: 4000, C: 4, pods: [250, 250, 250, 250], r: 4 / 3, ranks: 1 },
   ];
   let query;

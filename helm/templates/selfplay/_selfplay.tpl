@@ -35,7 +35,7 @@ release's series (chess-rl.selfplay.scaleMatchers). prometheus-adapter's rule pa
 {{- define "chess-rl.selfplay.scaleQuery" -}}
 {{- $a := .root.Values.selfplay.autoscaling -}}
 {{- $m := .matchers | default (include "chess-rl.selfplay.scaleMatchers" .root) -}}
-{{- $A := printf "max(chessrl_trainer_samples_per_second{%s})" $m -}}
+{{- $A := printf "(max(rate(chessrl_trainer_samples_total{%s}[%s])) / (max(rate(chessrl_trainer_step_seconds_total{%s}[%s])) > 0) or max(chessrl_trainer_samples_per_second{%s}))" $m $a.rateWindow $m $a.rateWindow $m -}}
 {{- $P := printf "sum(rate(chessrl_selfplay_positions_total{%s}[%s]))" $m $a.rateWindow -}}
 {{- $C := printf "max(chessrl_trainer_max_reuse{%s})" $m -}}
 {{- $D := printf "(%s / %s)" $A $P -}}
