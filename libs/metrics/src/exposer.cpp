@@ -10,11 +10,17 @@
 #include "chessrl/metrics/exposer.h"
 
 #include <CivetServer.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chessrl/core/error.h"
@@ -137,6 +143,21 @@ int bound_port(CivetServer& server) {
   return ports.empty() ? 0 : ports.front();
 }
 
+// A connection to 127.0.0.1:port, closed at once (no request): it wakes
+// civetweb's master thread from its poll() of the listening sockets. It
+// fails harmlessly where the address is not reachable over loopback.
+void poke(int port) {
+  if (port <= 0) return;
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::close(fd);
+}
+
 }  // namespace
 
 class Exposer::Impl {
@@ -165,8 +186,23 @@ class Exposer::Impl {
     }
   }
   ~Impl() {
+    // civetweb's master thread looks at the stop flag only between polls of
+    // its listening sockets, each up to 2 s (SOCKET_TIMEOUT_QUANTUM), and
+    // close() waits for it: up to 2 s per server, the last seconds of every
+    // process's stop. A connection ends the poll at once, so a thread makes
+    // one every 10 ms until both servers are closed.
+    std::atomic<bool> closed{false};
+    std::thread waker([&] {
+      while (!closed.load()) {
+        poke(port_);
+        poke(probe_port_);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
     if (probes_) probes_->close();
     server_->close();
+    closed = true;
+    waker.join();
   }
   int port() const { return port_; }
   int probe_port() const { return probe_port_; }
