@@ -257,6 +257,47 @@ TEST(Exposer, TheProbePortServesProbesAloneWhileSlowClientsHoldTheMetricsPort) {
   for (int fd : slow) ::close(fd);
 }
 
+// scrapes() counts GET /metrics responses alone; scrape_point() the
+// requests begun.
+TEST(Exposer, CountsTheMetricsResponsesItServes) {
+  Registry registry;
+  Exposer exposer(registry, "127.0.0.1:0");
+  EXPECT_EQ(exposer.scrapes(), 0u);
+  EXPECT_EQ(exposer.scrape_point(), 0u);
+  EXPECT_EQ(http_get(exposer.port(), "/healthz").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(http_get(exposer.port(), "/nothing").find("HTTP/1.1 200"), std::string::npos);
+  EXPECT_EQ(exposer.scrapes(), 0u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(http_get(exposer.port(), "/metrics").rfind("HTTP/1.1 200", 0), 0u);
+  }
+  EXPECT_EQ(exposer.scrapes(), 3u);
+  EXPECT_EQ(exposer.scrape_point(), 3u);
+}
+
+// A value set before the point is in the scrape the wait reports; a scrape
+// served before the point does not end the wait.
+TEST(Exposer, WaitsForAScrapeBegunAfterThePoint) {
+  Registry registry;
+  Counter& lost = registry.counter("chessrl_lost_total", "Lost");
+  Exposer exposer(registry, "127.0.0.1:0");
+  EXPECT_NE(http_get(exposer.port(), "/metrics").find("chessrl_lost_total 0"), std::string::npos);
+  lost.inc(3);
+  const std::uint64_t point = exposer.scrape_point();
+  EXPECT_FALSE(exposer.wait_for_scrape(point, std::chrono::milliseconds(100)))
+      << "the scrape before the point ended the wait";
+  EXPECT_FALSE(exposer.wait_for_scrape(point, std::chrono::milliseconds(0)));
+
+  std::string response;
+  std::thread scraper([&] { response = http_get(exposer.port(), "/metrics"); });
+  EXPECT_TRUE(exposer.wait_for_scrape(point, std::chrono::seconds(30)));
+  scraper.join();
+  EXPECT_NE(response.find("chessrl_lost_total 3"), std::string::npos) << response;
+  EXPECT_EQ(exposer.scrapes(), 2u);
+  // Served, so a wait from an earlier point ends at once; from now on it needs another.
+  EXPECT_TRUE(exposer.wait_for_scrape(point, std::chrono::milliseconds(0)));
+  EXPECT_FALSE(exposer.wait_for_scrape(exposer.scrape_point(), std::chrono::milliseconds(0)));
+}
+
 TEST(Exposer, NoProbePortWithoutAnAddressOrWithOff) {
   Registry registry;
   EXPECT_EQ(Exposer(registry, "127.0.0.1:0").probe_port(), 0);

@@ -3,8 +3,8 @@
 // never sent: counted apart), batches refused for good (split and the game
 // that cannot be stored dropped and counted, never blocking those behind it),
 // games the replay could not store (retried), the push interval, flush
-// deadlines, the --acked-log lines, appended across restarts; an unopenable
-// --acked-log refused at start-up.
+// deadlines (what is left counted lost), the --acked-log lines, appended
+// across restarts; an unopenable --acked-log refused at start-up.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -425,6 +425,11 @@ TEST(GamePusher, FlushGivesUpAtItsDeadlineAndSaysHowManyAreLeft) {
   EXPECT_GE(took, 290ms);
   EXPECT_LT(took, 3s);
   EXPECT_TRUE(replay.stored().empty());
+  // What is left is lost, and counted so once: a second flush adds nothing.
+  EXPECT_EQ(pusher.stats().lost, 5u);
+  EXPECT_EQ(value(registry, "chessrl_selfplay_games_lost_total"), 5.0);
+  EXPECT_EQ(pusher.flush(10ms), 5u);
+  EXPECT_EQ(value(registry, "chessrl_selfplay_games_lost_total"), 5.0);
 }
 
 TEST(GamePusher, FlushPushesEverythingWhenTheReplayAnswers) {
@@ -436,8 +441,13 @@ TEST(GamePusher, FlushPushesEverythingWhenTheReplayAnswers) {
   o.batch_games = 16;
   GamePusher pusher(replay.function(), o, registry, log.function());
   for (int i = 0; i < 10; ++i) pusher.add(numbered(i));  // under a batch: waits for the interval
+  // Exported from the start, so that a rise from 0 shows in the last scrape.
+  EXPECT_NE(registry.serialize().find("\nchessrl_selfplay_games_lost_total 0\n"),
+            std::string::npos);
   EXPECT_EQ(pusher.flush(5s), 0u);
   EXPECT_EQ(replay.stored(), ids(0, 10));
+  EXPECT_EQ(pusher.stats().lost, 0u);
+  EXPECT_EQ(value(registry, "chessrl_selfplay_games_lost_total"), 0.0);
 }
 
 // --- --acked-log

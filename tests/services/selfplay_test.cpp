@@ -10,7 +10,9 @@
 //     a new server on the same port over the same store: they arrive;
 //   - SIGTERM: exit 0 after pushing what is buffered;
 //   - with no replay service: the uniform bootstrap (version 0) plays, the
-//     full buffer sheds its oldest games (counted), /healthz says 503;
+//     full buffer sheds its oldest games (counted), /healthz says 503; on
+//     SIGTERM the games in progress are counted abandoned, the buffered ones
+//     lost, and it waits for a scrape that reads those counts;
 //   - an unknown option: a non-zero exit naming it.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -323,6 +325,7 @@ TEST_F(SelfplayBinaryTest, FollowsModelsBuffersThroughAnOutageAndStopsCleanly) {
   const std::string err = child.err();
   EXPECT_NE(err.find("games in progress abandoned"), std::string::npos) << err;
   EXPECT_NE(err.find(" 0 could not be pushed"), std::string::npos) << err;
+  EXPECT_EQ(err.find("waiting up to"), std::string::npos) << "a wait with nothing lost:\n" << err;
   EXPECT_EQ(games_.games_of(0), 0u);
   EXPECT_EQ(games_.games_of(-1), 0u);
   {
@@ -403,11 +406,26 @@ TEST_F(SelfplayBinaryTest, WithoutAReplayServiceItPlaysTheBootstrapShedsAndTurns
   EXPECT_NE(health.find("push buffer"), std::string::npos) << health;
   EXPECT_NE(child.err().find("shed the oldest"), std::string::npos) << child.err();
 
+  // SIGTERM, scraped every 20 ms until it exits: the 6 buffered games are lost,
+  // and it waits (--final-scrape-wait) for a scrape that reads that count.
   child.signal(SIGTERM);
-  const std::optional<int> code = child.wait(30s);
+  std::optional<int> code;
+  std::string last_page;
+  const auto deadline = Clock::now() + 30s;
+  while (!(code = child.wait(0ms)) && Clock::now() < deadline) {
+    const std::string scraped = page();
+    if (scraped.rfind("HTTP/1.1 200", 0) == 0) last_page = scraped;
+    std::this_thread::sleep_for(20ms);
+  }
   ASSERT_TRUE(code.has_value()) << child.err();
   EXPECT_EQ(*code, 0) << child.err();
-  EXPECT_NE(child.err().find(" 6 could not be pushed (lost)"), std::string::npos) << child.err();
+  const std::string err = child.err();
+  EXPECT_NE(err.find(" 6 could not be pushed (lost)"), std::string::npos) << err;
+  EXPECT_NE(err.find("6 games lost: waiting up to 15 s"), std::string::npos) << err;
+  EXPECT_NE(err.find("lost counts scraped after "), std::string::npos) << err;
+  EXPECT_EQ(metric(last_page, "chessrl_selfplay_games_lost_total"), 6.0) << last_page;
+  // --concurrent 4, no --games: the 4 games in progress.
+  EXPECT_EQ(metric(last_page, "chessrl_selfplay_games_abandoned_total"), 4.0) << last_page;
 }
 
 TEST_F(SelfplayBinaryTest, AnUnknownOptionStopsStartUpNamingIt) {

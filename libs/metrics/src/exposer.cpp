@@ -10,8 +10,17 @@
 #include "chessrl/metrics/exposer.h"
 
 #include <CivetServer.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chessrl/core/error.h"
@@ -19,25 +28,62 @@
 namespace chessrl::metrics {
 namespace {
 
-void respond(mg_connection* conn, int status, const char* reason, const char* type,
+// True when the whole response was written (handed to the kernel).
+bool respond(mg_connection* conn, int status, const char* reason, const char* type,
              const std::string& body) {
-  mg_printf(conn,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-            "Connection: close\r\n\r\n",
-            status, reason, type, body.size());
-  mg_write(conn, body.data(), body.size());
+  const int header = mg_printf(conn,
+                               "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                               "Connection: close\r\n\r\n",
+                               status, reason, type, body.size());
+  if (header <= 0) return false;
+  return body.empty() || mg_write(conn, body.data(), body.size()) == static_cast<int>(body.size());
 }
 
+// GET /metrics, counted: each request takes a ticket (1, 2, ...) before it
+// serializes the registry, and a response written in full records its
+// ticket, so a waiter can tell a scrape that began after its point (and holds
+// what was set before it) from one already under way.
 class MetricsHandler final : public CivetHandler {
  public:
   explicit MetricsHandler(const Registry& registry) : registry_(registry) {}
   bool handleGet(CivetServer*, mg_connection* conn) override {
-    respond(conn, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", registry_.serialize());
+    std::uint64_t ticket;
+    {
+      std::lock_guard lock(mutex_);
+      ticket = ++begun_;
+    }
+    const bool written =
+        respond(conn, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", registry_.serialize());
+    if (written) {
+      {
+        std::lock_guard lock(mutex_);
+        ++served_;
+        newest_served_ = std::max(newest_served_, ticket);
+      }
+      served_cv_.notify_all();
+    }
     return true;
+  }
+  std::uint64_t served() const {
+    std::lock_guard lock(mutex_);
+    return served_;
+  }
+  std::uint64_t begun() const {
+    std::lock_guard lock(mutex_);
+    return begun_;
+  }
+  bool wait_served_after(std::uint64_t point, std::chrono::milliseconds timeout) const {
+    std::unique_lock lock(mutex_);
+    return served_cv_.wait_for(lock, timeout, [&] { return newest_served_ > point; });
   }
 
  private:
   const Registry& registry_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable served_cv_;
+  std::uint64_t begun_ = 0;          // requests that took a ticket
+  std::uint64_t served_ = 0;         // responses written in full
+  std::uint64_t newest_served_ = 0;  // the highest ticket among them
 };
 
 // GET /livez: the process serves HTTP (what the chart's liveness probes of
@@ -97,6 +143,21 @@ int bound_port(CivetServer& server) {
   return ports.empty() ? 0 : ports.front();
 }
 
+// A connection to 127.0.0.1:port, closed at once (no request): it wakes
+// civetweb's master thread from its poll() of the listening sockets. It
+// fails harmlessly where the address is not reachable over loopback.
+void poke(int port) {
+  if (port <= 0) return;
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::close(fd);
+}
+
 }  // namespace
 
 class Exposer::Impl {
@@ -125,11 +186,27 @@ class Exposer::Impl {
     }
   }
   ~Impl() {
+    // civetweb's master thread looks at the stop flag only between polls of
+    // its listening sockets, each up to 2 s (SOCKET_TIMEOUT_QUANTUM), and
+    // close() waits for it: up to 2 s per server, the last seconds of every
+    // process's stop. A connection ends the poll at once, so a thread makes
+    // one every 10 ms until both servers are closed.
+    std::atomic<bool> closed{false};
+    std::thread waker([&] {
+      while (!closed.load()) {
+        poke(port_);
+        poke(probe_port_);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
     if (probes_) probes_->close();
     server_->close();
+    closed = true;
+    waker.join();
   }
   int port() const { return port_; }
   int probe_port() const { return probe_port_; }
+  const MetricsHandler& metrics() const { return metrics_; }
 
  private:
   MetricsHandler metrics_;
@@ -147,5 +224,10 @@ Exposer::Exposer(const Registry& registry, const std::string& address, HealthChe
 Exposer::~Exposer() = default;
 int Exposer::port() const { return impl_->port(); }
 int Exposer::probe_port() const { return impl_->probe_port(); }
+std::uint64_t Exposer::scrapes() const { return impl_->metrics().served(); }
+std::uint64_t Exposer::scrape_point() const { return impl_->metrics().begun(); }
+bool Exposer::wait_for_scrape(std::uint64_t point, std::chrono::milliseconds timeout) const {
+  return impl_->metrics().wait_served_after(point, timeout);
+}
 
 }  // namespace chessrl::metrics

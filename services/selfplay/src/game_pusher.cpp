@@ -138,6 +138,10 @@ GamePusher::GamePusher(PushFunction push, GamePusherOptions options, metrics::Re
           "chessrl_selfplay_games_store_failed_total",
           "Games the replay service answered FAILED (its store failed on them): kept and pushed "
           "again")),
+      lost_counter_(registry.counter(
+          "chessrl_selfplay_games_lost_total",
+          "Finished games still buffered when a stop's flush ran out of time (--flush-timeout): "
+          "never pushed to the replay service, lost")),
       registry_(registry) {
   options_.validate().value_or_throw();
   batch_limit_ = options_.batch_games;
@@ -209,6 +213,9 @@ std::size_t GamePusher::flush(std::chrono::milliseconds timeout) {
     lock.unlock();
     thread_.join();
     lock.lock();
+    // Nothing pushes them now: lost when this process exits.
+    stats_.lost = buffer_.size();
+    lost_counter_.inc(static_cast<double>(buffer_.size()));
   }
   return buffer_.size();
 }

@@ -99,6 +99,7 @@ struct GamePusherStats {
   std::uint64_t store_failed = 0;  // answered FAILED, kept and pushed again (each time counted)
   std::uint64_t shed = 0;          // dropped, oldest first, because the buffer was full
   std::uint64_t failures = 0;      // push calls that failed as a whole
+  std::uint64_t lost = 0;          // still buffered when flush() gave up: never pushed
   std::size_t buffered = 0;        // held now
   std::map<std::string, std::uint64_t> rejected_by_reason;
   std::map<std::string, std::uint64_t> dropped_by_reason;  // by code label (invalid_argument, ...)
@@ -110,8 +111,8 @@ class GamePusher {
   // Registers chessrl_selfplay_games_buffered, _games_pushed_total,
   // _games_shed_total, _games_rejected_total{reason},
   // _games_duplicate_total{kind=retry|unexpected}, _games_dropped_total{reason},
-  // _games_store_failed_total and _push_failures_total in `registry` (which
-  // must outlive the pusher) and starts the thread.
+  // _games_store_failed_total, _games_lost_total and _push_failures_total in
+  // `registry` (which must outlive the pusher) and starts the thread.
   GamePusher(PushFunction push, GamePusherOptions options, metrics::Registry& registry,
              LogFunction log);  // `log` is called with a lock held: it must not call back
   // Stops the thread (after the push in flight returns); what is still
@@ -123,7 +124,9 @@ class GamePusher {
   void add(v1::Game game);
   // Pushes what is buffered for up to `timeout` (retrying failures, with
   // pushes that give up by then), then stops the thread. Returns the games
-  // that could not be pushed. A game added after that stays buffered, unsent.
+  // that could not be pushed, and counts them lost (stats().lost,
+  // chessrl_selfplay_games_lost_total) the first time. A game added after
+  // that stays buffered, unsent and uncounted.
   std::size_t flush(std::chrono::milliseconds timeout);
 
   GamePusherStats stats() const;
@@ -166,6 +169,7 @@ class GamePusher {
   metrics::Counter& duplicate_retry_counter_;
   metrics::Counter& duplicate_unexpected_counter_;
   metrics::Counter& store_failed_counter_;
+  metrics::Counter& lost_counter_;
   metrics::Registry& registry_;
 
   mutable std::mutex mutex_;

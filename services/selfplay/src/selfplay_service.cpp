@@ -21,6 +21,7 @@
 #include "chessrl/selfplay/game_runner.h"
 #include "chessrl/selfplay/version_stats.h"
 #include "chessrl/record/game_conversion.h"
+#include "final_scrape.h"
 #include "game_pusher.h"
 #include "replica.h"
 
@@ -194,6 +195,9 @@ SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
                                "or weights that do not match the architecture they name")),
       drain_seconds(r.counter("chessrl_selfplay_drain_seconds_total",
                               "Seconds spent finishing the games in progress before a switch")),
+      games_abandoned(r.counter("chessrl_selfplay_games_abandoned_total",
+                                "Games in progress dropped unfinished when a stop (SIGTERM, "
+                                "SIGINT) began: never recorded, never pushed")),
       lookups(r.counter("chessrl_inference_requests_total",
                         "Positions asked of the evaluator, cache hits included")),
       cache_hits(r.counter("chessrl_inference_cache_hits_total",
@@ -386,6 +390,7 @@ int SelfplayService::run() {
         if (options.max_games > 0)
           in_progress =
               std::min(in_progress, options.max_games - std::min(options.max_games, finished));
+        metrics.games_abandoned.inc(static_cast<double>(in_progress));
         log("stopping: " + std::to_string(in_progress) + " games in progress abandoned");
         break;
       }
@@ -426,6 +431,7 @@ int SelfplayService::run() {
            ? ", " + std::to_string(stats.unexpected_duplicates) +
                  " answered DUPLICATE though never pushed before (not stored)"
            : ""));
+  wait_for_final_scrape(exposer.get(), left, std::chrono::seconds(s.final_scrape_wait_s), log_fn);
   return code;
 }
 

@@ -30,6 +30,7 @@ struct SelfplayMetrics {
   metrics::Counter& model_swaps;
   metrics::Counter& models_refused;  // versions check_model() refused (never fetched again)
   metrics::Counter& drain_seconds;
+  metrics::Counter& games_abandoned;  // in progress when a stop began
   metrics::Counter& lookups;      // positions asked of the evaluator, cache hits included
   metrics::Counter& cache_hits;   // ... answered from the position cache
   metrics::Gauge& search_threads;
@@ -57,7 +58,9 @@ class SelfplayService {
   SelfplayService(Settings settings, const std::atomic<bool>& stop);
 
   // Plays until `stop`, --games games or a failure of the runner; then pushes
-  // what is buffered for up to --flush-timeout. Returns the exit code: 0, or 1
+  // what is buffered for up to --flush-timeout, and when games were lost waits
+  // up to --final-scrape-wait for a scrape of /metrics (final_scrape.h).
+  // Returns the exit code: 0, or 1
   // when self-play failed. Throws chessrl::Error for what stops it starting
   // (a bad --model, a metrics address in use).
   int run();

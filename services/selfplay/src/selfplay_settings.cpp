@@ -100,6 +100,12 @@ void add_options(CLI::App& app, Settings& s) {
                  "seconds to push what is buffered when stopping")
       ->check(CLI::Range(0, 3600))
       ->capture_default_str();
+  app.add_option("--final-scrape-wait", s.final_scrape_wait_s,
+                 "when a stop's flush lost games: seconds to wait for one more scrape of "
+                 "/metrics, so that chessrl_selfplay_games_lost_total reaches Prometheus before "
+                 "the process exits (0: no wait; never waits when nothing was lost)")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
   app.add_option("--acked-log", s.acked_log,
                  "append one line per game the replay service answered (`<id> "
                  "stored|duplicate|rejected <reason>`): an audit trail of acknowledged games; "

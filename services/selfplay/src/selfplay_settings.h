@@ -61,6 +61,11 @@ struct Settings {
   // (at each switch and at the end); empty: none.
   std::string version_stats;
   int flush_timeout_s = 10;
+  // After a flush that lost games: seconds to wait for a scrape of /metrics
+  // that reads chessrl_selfplay_games_lost_total (0: none). 15: in the chart's
+  // 30 s grace after the 10 s flush, with room to spare; one whole scrape
+  // interval at 15 s, half of one at the chart's default 30 s.
+  int final_scrape_wait_s = 15;
   int progress_interval_s = 30;
 
   // Filled by resolve().

@@ -12,6 +12,11 @@ namespace {
 
 constexpr std::chrono::milliseconds kRetryMin{500};
 constexpr std::chrono::milliseconds kRetryMax{30000};
+// How often the watch looks at stop_ (ModelRegistryClient::watch's poll): the
+// destructor waits for it, and self-play destroys the follower as it stops,
+// before it flushes its buffer (at the watch's default of 500 ms, up to half a
+// second of a stop).
+constexpr std::chrono::milliseconds kWatchStopPoll{20};
 
 }  // namespace
 
@@ -37,7 +42,7 @@ ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOption
           }
           return !stop_.load();
         },
-        stop_);
+        stop_, kWatchStopPoll);
   });
 }
 

@@ -6,8 +6,14 @@
 // metrics port (anyone a NetworkPolicy lets scrape) cannot delay a probe.
 // Runs on its own threads until destroyed. Thread-safe. It is civetweb with
 // a few handlers, not prometheus-cpp's pull Exposer: see exposer.cpp.
+//
+// It counts the /metrics responses it served, and can wait for a scrape that
+// began after a given point: a process about to exit waits for its final
+// counts to be read (chessrl-selfplay, --final-scrape-wait).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,6 +38,18 @@ class Exposer {
 
   int port() const;        // the bound port (useful with port 0)
   int probe_port() const;  // the probe address's bound port; 0 without one
+
+  // GET /metrics responses written in full so far (not /healthz, not the
+  // probe address, not a response whose client went away mid-write).
+  std::uint64_t scrapes() const;
+  // A point in the sequence of scrapes: the /metrics requests begun so far.
+  // A scrape that begins after the call serializes the registry after it, so
+  // it holds every value set before the call.
+  std::uint64_t scrape_point() const;
+  // Waits up to `timeout` until a /metrics response whose request began after
+  // `point` (a scrape_point()) has been written in full. True when one was;
+  // false at the timeout. A scrape already under way at `point` does not count.
+  bool wait_for_scrape(std::uint64_t point, std::chrono::milliseconds timeout) const;
 
  private:
   class Impl;
