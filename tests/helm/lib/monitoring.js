@@ -23,8 +23,6 @@ const recordedNames = () => new Set(rules().filter((r) => r.record).map((r) => r
 // component: what it means'. Remove an entry once the metric exists in the sources:
 // monitoring.test.js fails while an exported metric is still listed here.
 const PENDING_METRICS = {
-  chessrl_selfplay_games_lost_total: 'counter, selfplay: finished games a stopping pod could ' +
-    'not push before its --flush-timeout deadline (ChessRLSelfplayGamesLostOnStop)',
 };
 // Metrics of kube-state-metrics (part of kube-prometheus-stack), about Kubernetes objects:
 // they carry the object's namespace and name, not the release label.
