@@ -77,7 +77,7 @@ async function autoscale(ctx) {
   const so = manifests.find((o) => o.kind === 'ScaledObject');
   check(so, 'no ScaledObject rendered with selfplay.autoscaling.enabled and keda.sh/v1alpha1');
   check(so.spec.scaleTargetRef.name === `${F}-selfplay`, `the ScaledObject scales ${so.spec.scaleTargetRef.name}`);
-  await c.apply(manifests);
+  await c.upgrade(manifests);
   for (const [p, startedAt] of before) check(c.pods.get(p)?.startedAt === startedAt, `the upgrade touched ${p}`);
   const a = new Autoscaler(settingsOf(so));
   ctx.rateWindow = /\[([0-9a-z]+)\]/.exec(a.s.query)?.[1] || '1m';
@@ -126,7 +126,7 @@ async function autoscale(ctx) {
   const acked = await checkAcked('after autoscaling down');
 
   // helm upgrade back to the values without autoscaling: replicas 1 again, pods untouched.
-  await c.apply(await render());
+  await c.upgrade(await render());
   check(selfplayPods().length === 1, `${selfplayPods().length} self-play pods after turning autoscaling off`);
   figure('autoscale: stop times on scale-down (s)', stopped.map((s) => s.seconds.toFixed(1)).join(', '));
   return `starving: 1 -> ${a.s.max} pods in ${upS.toFixed(0)} s; idling: ${a.s.max} -> ${a.s.min} in ${downS.toFixed(0)} s; ${ctx.scaled.length} scale events at query values ${ctx.scaled.map((e) => `${e.from}->${e.to}@${fmt(e.value)}`).join(', ')}; ${stopped.length} pods stopped within grace, nothing lost; ${acked}`;

@@ -228,3 +228,12 @@ test("PodMonitor targets as the Prometheus Operator makes them: selector, named 
   assert.equal(t[0].labels.job, 'default/r-selfplay');
   assert.deepEqual(podMonitorTargets(pm, [pod('r-selfplay-a', 'selfplay')], 'other'), []);
 });
+
+test("helm upgrade keeps the live generated Secrets, as the chart's lookup does", async () => {
+  const c = new Cluster({ name: 'harness-test', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'chessrl-harness-')) });
+  await c.apply([{ kind: 'Secret', metadata: { name: 'r-auth' }, data: { selfplay: 'b2xk' } }]);
+  await c.upgrade([{ kind: 'Secret', metadata: { name: 'r-auth' }, data: { selfplay: 'bmV3' } },
+    { kind: 'Secret', metadata: { name: 'r-other' }, data: { k: 'ZnJlc2g=' } }]);
+  assert.equal(c.find('Secret', 'r-auth').data.selfplay, 'b2xk', 'a regenerated token would lock the running pods out');
+  assert.equal(c.find('Secret', 'r-other').data.k, 'ZnJlc2g=', 'a new Secret is applied as rendered');
+});

@@ -386,8 +386,8 @@ async function scaleUp() {
   check(new Set(ids).size === ids.length, `${ids.length - new Set(ids).size} game ids acknowledged by two pods or twice`);
   const dups = acked.filter((g) => g.status === 'duplicate').length;
   check(dups === 0, `${dups} games acknowledged as DUPLICATE`);
-  // Games per hour per pod: chessrl_selfplay_games_total over 60 s, each pod scraped.
-  const window = 60;
+  // Games per hour per pod: chessrl_selfplay_games_total over 30 s, each pod scraped.
+  const window = 30;
   const first = {};
   for (const p of pods) first[p] = await obs.scrapeMetric(c, p, PORTS.selfplay, 'chessrl_selfplay_games_total');
   await sleep(window * 1000);

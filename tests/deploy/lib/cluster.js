@@ -183,6 +183,22 @@ class Cluster {
     await this.reconcileAll();
   }
 
+  // helm upgrade: `helm template` cannot look anything up, so the chart's `lookup` of its
+  // generated Secrets (the auth tokens, Redis's password: kept across upgrades, since
+  // the running pods read them only at start) is done here: a Secret that exists keeps
+  // its live data. Then the manifests are applied as on install.
+  async upgrade(manifests) {
+    for (const o of manifests) {
+      if (o.kind !== 'Secret' || (o.metadata.annotations || {})['helm.sh/hook']) continue;
+      const live = this.find('Secret', o.metadata.name);
+      if (live) {
+        o.data = live.data;
+        o.stringData = live.stringData;
+      }
+    }
+    await this.apply(manifests);
+  }
+
   // kubectl scale: the live object's replicas changed, nothing else.
   async scale(kind, name, replicas) {
     const o = this.mustFind(kind, name, 'scale');
