@@ -84,7 +84,6 @@ async function autoscale(ctx) {
   check(a.s.max > a.s.min && a.s.min >= 1, `min ${a.s.min}, max ${a.s.max}: the test needs room to move`);
   ctx.say(`   ScaledObject ${so.metadata.name}: ${a.s.min}..${a.s.max} pods, every ${a.s.pollingInterval} s, ${a.s.metricType} threshold ${a.s.threshold}, down window ${a.s.scaleDown.stabilizationWindowSeconds} s`);
   ctx.scaled = [];
-  const stopsBefore = c.stops.length;
 
   // 1. Starving: the trainer at full speed wants more than one pod makes.
   const tUp = Date.now();
@@ -99,6 +98,7 @@ async function autoscale(ctx) {
 
   // 2. Idling: the trainer ranks slowed to 1% of a core each take far fewer samples.
   for (const r of [0, 1]) await setCpus(c, trainerPod(r), IDLE_CPUS);
+  const stopsBefore = c.stops.length;
   const tDown = Date.now();
   const nUp = ctx.scaled.length;
   try {
@@ -116,7 +116,7 @@ async function autoscale(ctx) {
   figure('autoscale: idling, max -> min pods after (s)', `${downS.toFixed(1)} (min ${a.s.min}, down window ${a.s.scaleDown.stabilizationWindowSeconds} s)`);
   // Nothing acknowledged lost on the way down: every stop flushed within its grace.
   const stopped = c.stops.slice(stopsBefore);
-  check(stopped.length === a.s.max - a.s.min, `${stopped.length} pods stopped scaling ${a.s.max} -> ${a.s.min}`);
+  check(stopped.length === a.s.max - a.s.min, `${stopped.length} pods stopped while idling (${a.s.max} -> ${a.s.min})`);
   for (const s of stopped) {
     check(s.seconds <= s.grace && s.exitCode === 0, `${s.pod} stopped in ${s.seconds.toFixed(1)} s with exit ${s.exitCode} (grace ${s.grace} s)`);
     const log = fs.readFileSync(path.join(c.dataDir, 'logs', `${s.pod}.log`), 'utf8');
