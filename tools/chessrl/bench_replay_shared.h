@@ -35,8 +35,9 @@ inline std::unique_ptr<harness::RedisServer> start_bench_redis(const std::string
   return harness::RedisServer::start(options);
 }
 
-// chessrl-replay as a child over `redis`, on ports the kernel picks: gRPC
-// (read from its log) and, unless `metrics` is false, its metrics port.
+// chessrl-replay as a child over `redis`, on ports the kernel picks (gRPC on
+// `listen` instead when given): gRPC (read from its log) and, unless
+// `metrics` is false, its metrics port.
 struct ReplayChild {
   std::unique_ptr<Child> child;
   int port = 0;
@@ -49,12 +50,12 @@ struct ReplayChild {
 inline ReplayChild start_replay_child(
     const harness::RedisServer& redis, const std::string& bin_dir,
     const std::vector<std::string>& extra, bool metrics, const std::string& what,
-    const std::vector<std::pair<std::string, std::string>>& env = {},
-    const std::string& token = "") {
+    const std::vector<std::pair<std::string, std::string>>& env = {}, const std::string& token = "",
+    const std::string& listen = "127.0.0.1:0") {
   ChildSpec spec;
   spec.name = "replay";
   spec.argv = {find_service_binary("chessrl-replay", bin_dir).value_or_throw(), "--listen",
-               "127.0.0.1:0", "--metrics-listen", metrics ? "127.0.0.1:0" : "off",
+               listen, "--metrics-listen", metrics ? "127.0.0.1:0" : "off",
                "--redis-port", std::to_string(redis.port())};
   spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
   spec.env = {{"CHESSRL_REDIS_PASSWORD", redis.password()}};

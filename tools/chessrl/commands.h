@@ -32,6 +32,9 @@ void add_bench_load_command(CLI::App& bench);
 // `bench abuse`, under the bench command: a hostile client against the replay
 // service, with the figures that show it stayed bounded (CHESSRL_SERVICES only).
 void add_bench_abuse_command(CLI::App& bench);
+// `bench selfplay-stop`, under the bench command: chessrl-selfplay from SIGTERM
+// to exit, with a full push buffer and with an empty one (CHESSRL_SERVICES only).
+void add_bench_selfplay_stop_command(CLI::App& bench);
 // `bench train`, under the bench command: data-parallel training throughput
 // (it also runs as one of its own worker ranks).
 void add_bench_train_command(CLI::App& bench);
