@@ -413,7 +413,10 @@ int SelfplayService::run() {
       }
     }
   }
-  follower.reset();
+  // No new model download; one in flight (to a replay that may not answer) runs to its
+  // deadline while the buffer is pushed, not before it: the stop's time is the longer of
+  // the two, not their sum. The follower is joined at the end.
+  if (follower) follower->request_stop();
 
   const std::size_t buffered = pusher.buffered();
   if (buffered > 0) {
@@ -432,6 +435,7 @@ int SelfplayService::run() {
                  " answered DUPLICATE though never pushed before (not stored)"
            : ""));
   wait_for_final_scrape(exposer.get(), left, std::chrono::seconds(s.final_scrape_wait_s), log_fn);
+  follower.reset();
   return code;
 }
 

@@ -46,12 +46,14 @@ ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOption
   });
 }
 
-ModelFollower::~ModelFollower() {
+void ModelFollower::request_stop() {
   stop_ = true;
-  {
-    std::lock_guard lock(mutex_);
-    changed_.notify_all();
-  }
+  std::lock_guard lock(mutex_);
+  changed_.notify_all();
+}
+
+ModelFollower::~ModelFollower() {
+  request_stop();
   watch_thread_.join();
   load_thread_.join();
 }

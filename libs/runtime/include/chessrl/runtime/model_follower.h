@@ -50,6 +50,9 @@ class ModelFollower {
   ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch, LogFunction log,
                 RefusedFunction on_refused = {}, SkippedFunction on_skipped = {});
   ~ModelFollower();  // stops and joins the threads (a download in flight ends first)
+  // Starts no download from now on and ends the watch, without waiting: a download in
+  // flight still runs to its end or its deadline, which the destructor then waits for.
+  void request_stop();
   ModelFollower(const ModelFollower&) = delete;
   ModelFollower& operator=(const ModelFollower&) = delete;
 
