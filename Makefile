@@ -17,6 +17,7 @@ all: build
 deps:
 	@scripts/install-deps.sh
 	@scripts/install-chart-tools.sh
+	@scripts/install-web-assets.sh
 
 configure: deps
 	@cmake --preset $(PRESET) >/dev/null

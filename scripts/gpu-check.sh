@@ -236,6 +236,9 @@ build() {
     else
       dir=${dir:-$ROOT/build/gpu-full}
       if [[ -n $TOOLCHAIN ]]; then config+=(--toolchain "$TOOLCHAIN"); fi
+      # The game viewer needs its page's npm packages (services/web/node_modules), which a
+      # GPU machine without npm does not have; it is not what this check measures.
+      [[ -f $ROOT/services/web/node_modules/chess.js/package.json ]] || config+=(-DCHESSRL_WEB=OFF)
     fi
     # Our code, the bundle and LibTorch must share the C++11 ABI (docs/gpu.md).
     if ((!cpu)) && python3 -c 'import torch' 2>/dev/null; then

@@ -94,12 +94,12 @@ case "$binaries" in
   prebuilt)
     echo "images: binaries from build/dev ($host_release, -march=$dev_arch), brought up to date"
     cmake --build --preset dev --target chessrl chessrl-selfplay chessrl-trainer \
-      chessrl-evaluator chessrl-replay
+      chessrl-evaluator chessrl-replay chessrl-web
     mkdir -p build/images/bin
     install -m 0755 -s build/dev/tools/chessrl/chessrl \
       build/dev/services/selfplay/chessrl-selfplay build/dev/services/trainer/chessrl-trainer \
       build/dev/services/evaluator/chessrl-evaluator build/dev/services/replay/chessrl-replay \
-      build/images/bin/ ;;
+      build/dev/services/web/chessrl-web build/images/bin/ ;;
   compiled)
     echo "images: binaries compiled in the image's build stage (-march=$arch)" ;;
   *) echo "images: IMAGES_BINARIES=$binaries is not prebuilt, compiled or auto" >&2; exit 2 ;;

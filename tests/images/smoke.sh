@@ -49,6 +49,9 @@ done
 
 # Binaries: every --help, shared libraries all found, LibTorch only where it belongs.
 check "chessrl-replay --help" run "$replay" --help
+check "chessrl-web --help" run --entrypoint /usr/local/bin/chessrl-web "$replay" --help
+check "chessrl-web does not link LibTorch" \
+  run --entrypoint sh "$replay" -c '! ldd /usr/local/bin/chessrl-web | grep -q -e "not found" -e libtorch'
 check "chessrl-replay does not link LibTorch" \
   run --entrypoint sh "$replay" -c '! ldd /usr/local/bin/chessrl-replay | grep -q -e "not found" -e libtorch'
 for bin in chessrl chessrl-selfplay chessrl-trainer chessrl-evaluator; do

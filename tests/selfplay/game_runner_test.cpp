@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "chessrl/chess/pgn.h"
 #include "chessrl/chess/position.h"
@@ -422,6 +426,59 @@ TEST(GameRunner, OptionsAreValidated) {
   options.start_fen = "not a fen";
   EXPECT_FALSE(options.validate());
   EXPECT_THROW(GameRunner(evaluator, options), Error);
+}
+
+}  // namespace
+}  // namespace chessrl::selfplay
+
+namespace chessrl::selfplay {
+namespace {
+
+// The watched games are the first slot's: with one slot, every game in turn;
+// `current` is the last one played (finished), `previous` the one before it,
+// each with the moves and result of its record.
+TEST(GameRunnerWatch, FollowsTheFirstSlotsGames) {
+  GameRunnerOptions options = small_run(3, 1, 1);
+  nn::BatchEvaluator evaluator(uniform(), {.max_batch = 64});
+  GameRunner runner(evaluator, options);
+  EXPECT_FALSE(runner.watched().current.has_value());
+  std::vector<record::GameRecord> games;
+  runner.run([&](record::GameRecord&& r) { games.push_back(std::move(r)); });
+  ASSERT_EQ(games.size(), 3u);
+  const WatchedGames watched = runner.watched();
+  ASSERT_TRUE(watched.current && watched.previous);
+  for (const auto& [game, record] :
+       {std::pair{*watched.current, games[2]}, std::pair{*watched.previous, games[1]}}) {
+    EXPECT_EQ(game.id, record.id);
+    EXPECT_EQ(game.start_fen, record.start_fen);
+    EXPECT_EQ(game.moves, record.moves);
+    EXPECT_EQ(game.result, record.result);
+    EXPECT_TRUE(game.result.is_over());
+    EXPECT_GE(game.max_plies, int(record.moves.size()));
+  }
+}
+
+// While a game is played, the watched copy grows move by move and is not over.
+TEST(GameRunnerWatch, ShowsTheGameInProgress) {
+  GameRunnerOptions options = small_run(0, 2, 1);
+  nn::BatchEvaluator evaluator(uniform(), {.max_batch = 64});
+  GameRunner runner(evaluator, options);
+  std::atomic<bool> stop{false};
+  std::thread player([&] { runner.run([](record::GameRecord&&) {}, &stop); });
+  std::size_t seen = 0;
+  bool saw_in_progress = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!saw_in_progress && std::chrono::steady_clock::now() < deadline) {
+    const WatchedGames w = runner.watched();
+    if (w.current && !w.current->result.is_over() && w.current->moves.size() > seen) {
+      if (seen > 0) saw_in_progress = true;  // two sightings: it grew while in progress
+      seen = w.current->moves.size();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  stop = true;
+  player.join();
+  EXPECT_TRUE(saw_in_progress);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // trainer, which checkpoints, then replay and Redis, which persists); a second
 // run in the same directory resumes. Everything lives under --dir. A
 // Prometheus (Debian's `prometheus`) scrapes every child with the chart's
-// recording rules and alerts, its data under --dir too (--no-prometheus: none).
+// recording rules and alerts, its data under --dir too (--no-prometheus: none),
+// and chessrl-web serves the game viewer's page (--no-web: none).
 // A child that dies is restarted with backoff (local_supervisor.h); one that
 // keeps dying stops the run. A trainer rank whose /healthz keeps failing (no
 // progress) is stopped and restarted too. The options are in local_options.h.
@@ -76,7 +77,7 @@ std::vector<std::string> joined(std::vector<std::string> argv,
 // number; so does trainer rank 0's Gloo rendezvous (MASTER_PORT 0, "rendezvous:
 // listening on port N"). Redis takes a number from pick_port().
 struct Ports {
-  int redis = 0, replay = 0, replay_metrics = 0, master = 0, prometheus = 0;
+  int redis = 0, replay = 0, replay_metrics = 0, master = 0, prometheus = 0, web = 0;
 };
 
 std::string random_password() {
@@ -148,6 +149,7 @@ class LocalRun {
   }
   bool wait_healthy(const std::string& name, int port, const StopSignals& stop);
   void start_prometheus(const StopSignals& stop);
+  void start_web(const StopSignals& stop);
   Scrape scrape() const;
   // The status line with the restarts so far, e.g. "... | restarts redis ↻1".
   std::string with_restarts(const std::string& line) const {
@@ -172,9 +174,39 @@ class LocalRun {
   std::map<std::string, std::vector<std::string>> argv_;    // child name -> its command line
   std::map<std::string, std::uintmax_t> log_from_;  // child name -> its log's size at launch
   bool prometheus_started_ = false;
+  bool web_started_ = false;
   bool ready_ = false;           // every child launched and its ports known
   std::int64_t started_ms_ = 0;  // unix ms when training in this directory began
 };
+
+// chessrl-web, the game viewer, polling every self-play process's /live and
+// the evaluator's /matches on their metrics ports; an optional child.
+void LocalRun::start_web(const StopSignals& stop) {
+  const auto program = find_service_binary("chessrl-web", o_.bin_dir);
+  if (!program.ok()) {
+    std::fprintf(stderr, "chessrl local: %s: no game viewer this run; --no-web silences this\n",
+                 program.error().c_str());
+    return;
+  }
+  std::string selfplay, evaluator;
+  for (const auto& [name, port] : metrics_ports_) {
+    if (name.rfind("selfplay-", 0) == 0) selfplay += (selfplay.empty() ? "" : ",") + listen(port);
+    if (name == "evaluator") evaluator = listen(port);
+  }
+  auto child = launch("web", {*program, "--listen", listen(0), "--selfplay", selfplay,
+                              "--evaluator", evaluator}, {}, /*optional=*/true);
+  if (!child.ok()) {
+    std::fprintf(stderr, "chessrl local: chessrl-web did not start (%s): no game viewer\n",
+                 child.error().c_str());
+    return;
+  }
+  const auto port = await_port("web", "the page on port ", std::chrono::seconds(30), stop);
+  if (!port) return;
+  ports_.web = *port;
+  pin_port("web", "--listen", *port);
+  metrics_ports_.push_back({"web", *port});
+  web_started_ = true;
+}
 
 // run/prometheus/prometheus.yml: every child a target, labelled as the chart's
 // scrape configs label a pod (instance = its name), with the chart's rules.
@@ -303,6 +335,7 @@ void LocalRun::write_state() const {
   // Every child started and its metrics port known (each child's metrics_port).
   state["ready"] = ready_;
   if (prometheus_started_) state["prometheus"] = "http://127.0.0.1:" + std::to_string(ports_.prometheus);
+  if (web_started_) state["web"] = "http://127.0.0.1:" + std::to_string(ports_.web) + "/";
   if (exposer_) state["metrics_port"] = exposer_->port();  // chessrl local's own /metrics
   nlohmann::json children = nlohmann::json::array();
   for (const std::string& name : supervisor_.names()) {
@@ -516,6 +549,7 @@ int LocalRun::run(const StopSignals& stop) {
       });
     }
   }
+  if (!o_.no_web) start_web(stop);
   if (!o_.no_prometheus) start_prometheus(stop);
   ready_ = true;
   write_state();
@@ -526,6 +560,9 @@ int LocalRun::run(const StopSignals& stop) {
   if (prometheus_started_)
     say("Prometheus: http://127.0.0.1:" + std::to_string(ports_.prometheus) +
         " (graphs and alerts; Grafana: docs/monitoring.md)");
+  if (web_started_)
+    say("Game viewer: http://127.0.0.1:" + std::to_string(ports_.web) +
+        "/ (the live games, the matches, the Elo curve)");
   say("Ctrl-C stops everything (a second run resumes from the checkpoint)");
 
   // Watch: the supervisor restarts a child that dies (a crash loop stops the
@@ -544,6 +581,7 @@ int LocalRun::run(const StopSignals& stop) {
     }
     if (polled.restarted) write_state();  // the new pids
     if (prometheus_started_ && supervisor_.gave_up("prometheus")) prometheus_started_ = false;
+    if (web_started_ && supervisor_.gave_up("web")) web_started_ = false;
     const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started);
     if (o_.duration > 0 && elapsed.count() >= o_.duration) {
       say("--duration " + std::to_string(o_.duration) + " s reached");

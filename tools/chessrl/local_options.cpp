@@ -120,6 +120,9 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
                "role's token from run/auth)");
   cmd.add_flag("--no-prometheus", o.no_prometheus,
                "Start no Prometheus (by default one scrapes every child, data under --dir)");
+  cmd.add_flag("--no-web", o.no_web,
+               "Start no game viewer (by default chessrl-web serves a page of the live games, "
+               "the matches and the Elo curve)");
   cmd.add_option("--prometheus-rules", o.prometheus_rules,
                  "Recording rules and alerts for that Prometheus")
       ->capture_default_str();

@@ -52,6 +52,8 @@ struct LocalOptions {
   bool quiet = false;
   // Prometheus: scrapes every child; the chart's rules (helm/rules) by default.
   bool no_prometheus = false;
+  // The game viewer (chessrl-web): the live games, the matches, the Elo curve.
+  bool no_web = false;
   // Bearer tokens on the replay service and registry (run/auth, one per role).
   bool no_auth = false;
   // The replay service's gRPC port on 127.0.0.1; 0: one the kernel picks. Kept

@@ -114,6 +114,67 @@ class HealthHandler final : public CivetHandler {
   HealthCheck check_;
 };
 
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 503: return "Service Unavailable";
+    default: return status < 400 ? "OK" : "Error";
+  }
+}
+
+// A handler added with Exposer::handle(): GET and HEAD call the function; every
+// other method is refused with 405 (these paths are read-only).
+class FunctionHandler final : public CivetHandler {
+ public:
+  explicit FunctionHandler(HttpHandler handler) : handler_(std::move(handler)) {}
+  bool handleGet(CivetServer*, mg_connection* conn) override { return serve(conn, true); }
+  bool handleHead(CivetServer*, mg_connection* conn) override { return serve(conn, false); }
+  bool handlePost(CivetServer*, mg_connection* conn) override { return refuse(conn); }
+  bool handlePut(CivetServer*, mg_connection* conn) override { return refuse(conn); }
+  bool handleDelete(CivetServer*, mg_connection* conn) override { return refuse(conn); }
+  bool handlePatch(CivetServer*, mg_connection* conn) override { return refuse(conn); }
+  bool handleOptions(CivetServer*, mg_connection* conn) override { return refuse(conn); }
+
+ private:
+  bool serve(mg_connection* conn, bool with_body) {
+    const mg_request_info* request = mg_get_request_info(conn);
+    const std::string path = request && request->local_uri ? request->local_uri : "/";
+    HttpResponse response;
+    try {
+      response = handler_(path);
+    } catch (const std::exception& e) {
+      response = {500, "text/plain", std::string("internal error: ") + e.what() + "\n"};
+    }
+    std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " +
+                       reason_phrase(response.status) + "\r\nContent-Type: " +
+                       response.content_type + "\r\nContent-Length: " +
+                       std::to_string(response.body.size()) +
+                       "\r\nX-Content-Type-Options: nosniff\r\n";
+    if (!response.cache_control.empty())
+      head += "Cache-Control: " + response.cache_control + "\r\n";
+    for (const auto& [name, value] : response.headers) head += name + ": " + value + "\r\n";
+    head += "Connection: close\r\n\r\n";
+    if (mg_write(conn, head.data(), head.size()) != static_cast<int>(head.size())) return true;
+    if (with_body && !response.body.empty())
+      mg_write(conn, response.body.data(), response.body.size());
+    return true;
+  }
+  static bool refuse(mg_connection* conn) {
+    const std::string body = "read-only: only GET and HEAD\n";
+    mg_printf(conn,
+              "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Type: "
+              "text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+              body.size());
+    mg_write(conn, body.data(), body.size());
+    return true;
+  }
+  HttpHandler handler_;
+};
+
 constexpr int kWorkerThreads = 32;
 constexpr int kRequestTimeoutMs = 3000;
 // The probe address: the kubelet sends a probe every few seconds, in one
@@ -207,11 +268,19 @@ class Exposer::Impl {
   int port() const { return port_; }
   int probe_port() const { return probe_port_; }
   const MetricsHandler& metrics() const { return metrics_; }
+  void handle(const std::string& uri, HttpHandler handler) {
+    std::lock_guard lock(handlers_mutex_);
+    // Kept until the server is closed: a request may still be in the one replaced.
+    handlers_.push_back(std::make_unique<FunctionHandler>(std::move(handler)));
+    server_->addHandler(uri, *handlers_.back());
+  }
 
  private:
   MetricsHandler metrics_;
   HealthHandler health_;
   LiveHandler live_;
+  std::mutex handlers_mutex_;
+  std::vector<std::unique_ptr<FunctionHandler>> handlers_;  // outlive server_ (declared first)
   std::unique_ptr<CivetServer> server_;
   std::unique_ptr<CivetServer> probes_;
   int port_ = 0;
@@ -224,6 +293,9 @@ Exposer::Exposer(const Registry& registry, const std::string& address, HealthChe
 Exposer::~Exposer() = default;
 int Exposer::port() const { return impl_->port(); }
 int Exposer::probe_port() const { return impl_->probe_port(); }
+void Exposer::handle(const std::string& uri, HttpHandler handler) {
+  impl_->handle(uri, std::move(handler));
+}
 std::uint64_t Exposer::scrapes() const { return impl_->metrics().served(); }
 std::uint64_t Exposer::scrape_point() const { return impl_->metrics().begun(); }
 bool Exposer::wait_for_scrape(std::uint64_t point, std::chrono::milliseconds timeout) const {

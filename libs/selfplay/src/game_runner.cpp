@@ -71,6 +71,7 @@ struct GameRunner::Slot {
   int max_plies = 0;           // this game's move limit and adjudication
   int adjudicate_material = 0;
   int offset = 0, count = 0;
+  bool watched = false;  // its games are copied for people to watch (the first slot)
 };
 
 std::uint64_t fresh_id_nonce() {
@@ -142,7 +143,28 @@ bool GameRunner::start_game(Slot& slot) {
   slot.record.resign_disabled = disabled;
   slot.search.reset(start_);
   start_move(slot);
+  if (slot.watched) publish_watched(slot, true);
   return true;
+}
+
+WatchedGames GameRunner::watched() const {
+  std::lock_guard lock(watched_mutex_);
+  return watched_;
+}
+
+void GameRunner::publish_watched(const Slot& slot, bool new_game) {
+  const record::GameRecord& record = slot.record;
+  std::lock_guard lock(watched_mutex_);
+  if (new_game || !watched_.current) {
+    // A game abandoned by a stop is not kept as `previous`.
+    if (watched_.current && watched_.current->result.is_over())
+      watched_.previous = std::move(watched_.current);
+    watched_.current = WatchedGame{record.id, record.start_fen, {}, {}, slot.max_plies};
+  }
+  WatchedGame& game = *watched_.current;
+  game.moves.insert(game.moves.end(), record.moves.begin() + std::ptrdiff_t(game.moves.size()),
+                    record.moves.end());
+  game.result = record.result;
 }
 
 void GameRunner::start_move(Slot& slot) {
@@ -278,7 +300,9 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
           (search.root_visits() >= std::uint32_t(s->target_visits) || search.num_root_moves() == 1);
       if (!done) continue;
       // The move ends the search; a finished game may reset the counters.
-      if (!finish_move(*s)) continue;
+      const bool over = finish_move(*s);
+      if (s->watched) publish_watched(*s, false);
+      if (!over) continue;
       s->active = false;
       record::GameRecord& record = s->record;
       const mcts::ResignTracker& resign = *s->resign;
@@ -321,6 +345,7 @@ void GameRunner::run(const std::function<void(record::GameRecord&&)>& on_game,
   std::vector<std::unique_ptr<Slot>> slots;
   for (int i = 0; i < options_.concurrent_games; ++i)
     slots.push_back(std::make_unique<Slot>(options_.config.search));
+  slots.front()->watched = true;
   const int threads = std::min(options_.threads, options_.concurrent_games);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
   std::atomic<bool> failed{false};  // a thread that fails stops the others at their next round

@@ -16,6 +16,7 @@
 #include "chessrl/metrics/gpu_sampler.h"
 #include "chessrl/metrics/registry.h"
 #include "evaluator.h"
+#include "matches_view.h"
 
 namespace chessrl::evaluator_service {
 
@@ -77,6 +78,10 @@ int run(ev::EvaluatorOptions options, chessrl::StopSignals& signals) {
     exposer =
         std::make_unique<chessrl::metrics::Exposer>(registry, listen, [&e] { return e.health(); },
                                                     e.options().probe_listen);
+    exposer->handle("/matches", [view = std::make_shared<ev::MatchesView>(e.options().state_dir)](
+                                    const std::string&) {
+      return chessrl::metrics::HttpResponse{200, "application/json", view->json()};
+    });
     ev::log_to_stderr("metrics on port " + std::to_string(exposer->port()));
     if (exposer->probe_port() != 0)
       ev::log_to_stderr("probes on port " + std::to_string(exposer->probe_port()));

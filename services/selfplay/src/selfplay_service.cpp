@@ -16,6 +16,7 @@
 #include "chessrl/runtime/model_follower.h"
 #include "chessrl/core/error.h"
 #include "chessrl/metrics/exposer.h"
+#include "live_view.h"
 #include "chessrl/metrics/gpu_sampler.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/selfplay/game_runner.h"
@@ -271,6 +272,7 @@ int SelfplayService::run() {
   auto log_fn = [this](const std::string& line) { log(line); };
   GamePusher pusher(replay_push(s), s.push, registry, log_fn);
 
+  LiveView live(s.replica);
   std::unique_ptr<metrics::Exposer> exposer;
   if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
     exposer = std::make_unique<metrics::Exposer>(registry, s.metrics_listen, [&]() -> std::string {
@@ -285,6 +287,9 @@ int SelfplayService::run() {
       }
       return "";
     }, s.probe_listen);
+    exposer->handle("/live", [&live, &totals](const std::string&) {
+      return metrics::HttpResponse{200, "application/json", live.json(totals.games.load())};
+    });
     log("metrics on port " + std::to_string(exposer->port()));
     if (exposer->probe_port() != 0) log("probes on port " + std::to_string(exposer->probe_port()));
   }
@@ -359,6 +364,12 @@ int SelfplayService::run() {
       options.on_round = [&metrics](double busy, double) { metrics.busy_seconds.inc(busy); };
       selfplay::GameRunner runner(evaluator, options);
       const std::uint64_t version = model->version;
+      live.attach(runner, version);
+      // Before the runner goes, whichever way this iteration ends.
+      struct Detach {
+        LiveView& view;
+        ~Detach() { view.detach(); }
+      } detach_live{live};
       version_stats.start(version);
       auto on_game = [&, version](record::GameRecord&& record) {
         metrics.games.inc();

@@ -103,6 +103,20 @@ struct RunnerStats {
   }
 };
 
+// A game followed for people to watch (the game viewer): the game of the
+// runner's first slot, copied as it is played.
+struct WatchedGame {
+  std::string id;
+  std::string start_fen;
+  std::vector<chess::Move> moves;
+  chess::GameResult result;  // not over while the game is in progress
+  int max_plies = 0;         // this game's move limit (short games have a lower one)
+};
+struct WatchedGames {
+  std::optional<WatchedGame> current;   // in progress, or the last one finished
+  std::optional<WatchedGame> previous;  // the finished game before `current`
+};
+
 // 64 bits that differ between processes and between calls: std::random_device
 // mixed with the clock, the process id and a counter (so a random_device that
 // repeats itself still gives distinct values). Not from any seed.
@@ -123,6 +137,9 @@ class GameRunner {
   void run(const std::function<void(record::GameRecord&&)>& on_game,
            const std::atomic<bool>* stop = nullptr, const std::atomic<bool>* drain = nullptr);
   RunnerStats stats() const;
+  // The watched games; any thread, any time. Costs the runner one short lock
+  // per move of one game.
+  WatchedGames watched() const;
   const GameRunnerOptions& options() const { return options_; }
 
  private:
@@ -136,6 +153,8 @@ class GameRunner {
   // After the search for the current move: records, resigns or plays.
   // Returns true when the game is over.
   bool finish_move(Slot& slot);
+  // Copies the watched slot's new moves and result into watched_.
+  void publish_watched(const Slot& slot, bool new_game);
 
   nn::BatchEvaluator& evaluator_;
   GameRunnerOptions options_;
@@ -144,6 +163,8 @@ class GameRunner {
   std::atomic<std::uint64_t> next_index_{0};
   std::unique_ptr<Counters> counters_;
   std::mutex emit_mutex_;
+  mutable std::mutex watched_mutex_;
+  WatchedGames watched_;
 };
 
 }  // namespace chessrl::selfplay
