@@ -134,11 +134,14 @@ imagePullSecrets:
 
 {{/*
 The pod annotations every chess-rl pod gets: the user's, checksums, and the
-plain Prometheus scrape hints.
+plain Prometheus scrape hints. Without "config" (the viewer has no config file)
+no checksum/config, and the text starts with a newline: trim it.
 (dict "root" $ "values" .Values.x "config" <rendered configmap> "secret" <bool> "metricsPort" 9100)
 */}}
 {{- define "chess-rl.podAnnotations" -}}
+{{- if hasKey . "config" -}}
 checksum/config: {{ .config | sha256sum }}
+{{- end }}
 {{- if .secret }}
 checksum/secret: {{ include "chess-rl.redis.secretChecksum" .root }}
 {{- end }}

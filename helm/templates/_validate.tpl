@@ -28,6 +28,8 @@ others). The check helpers live with their component (redis/_redis.tpl, ...).
       "chess-rl.validateValues.trainer.persistence"
       "chess-rl.validateValues.trainer.ports"
       "chess-rl.validateValues.trainer.gangScheduling"
+      "chess-rl.validateValues.web.ports"
+      "chess-rl.validateValues.web.ingress"
       "chess-rl.validateValues.config" -}}
 {{- $problems := list -}}
 {{- range $checks -}}

@@ -81,7 +81,7 @@ test('every pod of the release: names, security, env, volumes as rendered', () =
   const password = Buffer.from(secret.data['redis-password'], 'base64').toString();
   const { pods, dataDir } = plan(m);
   assert.deepEqual(Object.keys(pods).sort(), ['chess-rl-evaluator-abc-0', 'chess-rl-redis-0', 'chess-rl-replay-abc-0',
-    'chess-rl-selfplay-abc-0', 'chess-rl-trainer-0', 'chess-rl-trainer-1']);
+    'chess-rl-selfplay-abc-0', 'chess-rl-trainer-0', 'chess-rl-trainer-1', 'chess-rl-web-abc-0']);
   // DNS: Services by name, StatefulSet pods as <pod>.<headless service>.
   assert.ok(pods['chess-rl-trainer-0'].aliases.includes('chess-rl-trainer-0.chess-rl-trainer-headless'));
   assert.ok(pods['chess-rl-trainer-1'].aliases.includes('chess-rl-trainer-1.chess-rl-trainer-headless'));

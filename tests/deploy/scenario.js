@@ -47,7 +47,7 @@ const RECOVER_BOUND_S = 180; // a fault: the pod restarted and Ready (trainer ra
 const HANG_FLOW_BOUND_S = 45; // a hung replay killed by liveness: games again after its restart
 const RESUME_BOUND_S = 120; // a trainer rank killed: rank 0 resumes from its checkpoint (the group re-formed)
 
-const PORTS = { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 };
+const PORTS = { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104, web: 8080 };
 const GRPC_PORT = 50051; // replay.ports.grpc
 const ROLES = ['selfplay', 'trainer', 'evaluator']; // the auth Secret's keys
 
@@ -110,6 +110,7 @@ const one = (kind, name) => {
 };
 const replayPod = () => one('Deployment', `${F}-replay`);
 const evaluatorPod = () => one('Deployment', `${F}-evaluator`);
+const webPod = () => one('Deployment', `${F}-web`);
 const selfplayPods = () => c.podsOf('Deployment', `${F}-selfplay`).map((p) => p.name);
 const trainerPod = (rank) => `${F}-trainer-${rank}`;
 
@@ -399,7 +400,16 @@ async function scaleUp() {
     rates.push(`${p.replace(`${F}-selfplay-`, '')} ${Math.round(rate)}`);
   }
   figure('scale to 3: games/hour per self-play pod', rates.join(', '));
-  return `2 pods added, nothing else touched; distinct replicas and seeds; ${ids.length} distinct game ids; games/hour ${rates.join(', ')}`;
+  // The game viewer finds the new pods through the headless Service, without a restart.
+  let boards = [];
+  const tBoards = Date.now();
+  await c.waitFor(async () => {
+    const state = await obs.getJson(c, webPod(), PORTS.web, '/api/state').catch(() => null);
+    boards = state ? state.boards.filter((b) => !b.stale && b.game).map((b) => b.pod).sort() : [];
+    return JSON.stringify(boards) === JSON.stringify([...pods].sort());
+  }, 60000, 'the game viewer showing a live board for each self-play pod');
+  figure('scale to 3: the game viewer shows every pod after (s)', ((Date.now() - tBoards) / 1000).toFixed(1));
+  return `2 pods added, nothing else touched; distinct replicas and seeds; ${ids.length} distinct game ids; games/hour ${rates.join(', ')}; the game viewer shows all 3`;
 }
 
 async function scaleDown() {

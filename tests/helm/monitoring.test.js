@@ -17,6 +17,10 @@ const tools = require('./lib/tools');
 const mon = require('./lib/monitoring');
 
 const clone = (x) => JSON.parse(JSON.stringify(x));
+// Every component with /metrics: the chess-rl binaries, and the game viewer (web), which
+// serves it on its page port `http` rather than on a port `metrics`.
+const SCRAPED = [...CHESSRL_COMPONENTS, 'web'];
+const metricsPortName = (c) => (c === 'web' ? 'http' : 'metrics');
 
 const WITH_API = { apiVersions: [MONITORING_API] };
 const isMonitoring = (o) => /^monitoring\.coreos\.com\//.test(o.apiVersion || '');
@@ -27,7 +31,7 @@ describe('monitoring', () => {
     const objs = await render([], WITH_API);
     const monitors = ofKind(objs, 'PodMonitor');
     assert.ok(monitors.length > 0, 'no PodMonitor');
-    for (const c of CHESSRL_COMPONENTS) {
+    for (const c of SCRAPED) {
       const w = workloadOf(objs, c);
       const pm = monitors.filter((m) => selects(m.spec.selector, w.spec.template.metadata.labels));
       assert.ok(pm.length > 0, `no PodMonitor selects ${w.kind}/${nameOf(w)}`);
@@ -53,7 +57,7 @@ describe('monitoring', () => {
 
   it('prometheus.io/port pod annotations name the metrics container port', async () => {
     const objs = await render([]);
-    for (const c of CHESSRL_COMPONENTS) {
+    for (const c of SCRAPED) {
       const w = workloadOf(objs, c);
       const ann = w.spec.template.metadata.annotations || {};
       if (ann['prometheus.io/port'] === undefined) continue;
@@ -282,10 +286,10 @@ describe('k8s/monitoring/prometheus.yaml (a Prometheus without the operator)', (
   it('scrapes each chess-rl pod on its metrics port with the PodMonitors\' labels, and nothing else', async () => {
     const [job] = loadK8s('prometheus.yaml').scrape_configs;
     const objs = await render([]);
-    for (const c of CHESSRL_COMPONENTS) {
+    for (const c of SCRAPED) {
       const w = workloadOf(objs, c);
       const meta = w.spec.template.metadata;
-      const metricsPort = containerPort(w.spec.template.spec, 'metrics').containerPort;
+      const metricsPort = containerPort(w.spec.template.spec, metricsPortName(c)).containerPort;
       for (const ip of ['10.1.2.3', 'fd00:10:244::7']) {
         const pod = { namespace: 'chess-rl', name: `${nameOf(w)}-0`, ip, labels: meta.labels, annotations: meta.annotations };
         // one target per container port; all must become the metrics port

@@ -13,8 +13,9 @@ const EXTERNAL = ['--set', 'redis.enabled=false', '--set', 'redis.external.host=
 before(() => prefetch([[]], [EXTERNAL]));
 const net = async (args = []) => network(await render(args), NS);
 
-const PORTS = { redis: 6379, grpc: 50051, rendezvous: 29500, metrics: { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104 },
-  probes: { replay: 9202, selfplay: 9201, trainer: 9200, evaluator: 9204 } };
+// The viewer (web) serves /metrics on its page port.
+const PORTS = { redis: 6379, grpc: 50051, rendezvous: 29500, metrics: { replay: 9102, selfplay: 9101, trainer: 9100, evaluator: 9104, web: 8080 },
+  probes: { replay: 9202, selfplay: 9201, trainer: 9200, evaluator: 9204, web: 9205 } };
 
 describe('NetworkPolicy', () => {
   it('a NetworkPolicy selects the Redis pods, with Ingress in its policyTypes', async () => {

@@ -43,6 +43,7 @@ describe('objects of the contract (default values)', () => {
       ['Deployment', `${F}-selfplay`],
       ['StatefulSet', `${F}-trainer`], ['Service', `${F}-trainer-headless`],
       ['Deployment', `${F}-evaluator`], ['PersistentVolumeClaim', `${F}-evaluator`],
+      ['Deployment', `${F}-web`], ['Service', `${F}-web`], ['Service', `${F}-selfplay-pods`],
       ['Pod', `${F}-test`],
     ];
     const missing = want.filter(([k, n]) => !find(objs, k, n)).map(([k, n]) => `${k}/${n}`);
@@ -60,7 +61,7 @@ describe('objects of the contract (default values)', () => {
   });
 
   it('one ServiceAccount F-<component> per component, and F-test', () => {
-    for (const c of ['redis', ...CHESSRL_COMPONENTS, 'test']) get(objs, 'ServiceAccount', `${F}-${c}`);
+    for (const c of ['redis', ...CHESSRL_COMPONENTS, 'web', 'test']) get(objs, 'ServiceAccount', `${F}-${c}`);
   });
 
   it('Redis: one replica, PVC template `data`, Service port 6379', () => {
@@ -93,7 +94,7 @@ describe('objects of the contract (default values)', () => {
       for (const [k, v] of Object.entries(COMMON_LABELS)) {
         if (labels[k] !== v) problems.push(`${o.kind}/${nameOf(o)}: label ${k}=${JSON.stringify(labels[k])}, want ${v}`);
       }
-      const m = new RegExp(`^${F}-(redis|replay|selfplay|trainer|evaluator|test)(-|$)`).exec(nameOf(o) || '');
+      const m = new RegExp(`^${F}-(redis|replay|selfplay|trainer|evaluator|web|test)(-|$)`).exec(nameOf(o) || '');
       if (m && labels['app.kubernetes.io/component'] !== m[1]) {
         problems.push(`${o.kind}/${nameOf(o)}: app.kubernetes.io/component=${labels['app.kubernetes.io/component']}, want ${m[1]}`);
       }
@@ -108,7 +109,7 @@ describe('objects of the contract (default values)', () => {
   });
 
   it('workload selectors are name + instance + component, and their pod templates match them', () => {
-    for (const c of ['redis', ...CHESSRL_COMPONENTS]) {
+    for (const c of ['redis', ...CHESSRL_COMPONENTS, 'web']) {
       const w = workloadOf(objs, c);
       assert.deepEqual(w.spec.selector, { matchLabels: selectorOf(c) }, `${w.kind}/${nameOf(w)} selector`);
       assert.ok(selects(w.spec.selector, w.spec.template.metadata.labels), `${nameOf(w)}: template labels do not match its selector`);

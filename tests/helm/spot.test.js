@@ -96,7 +96,7 @@ describe(`spot values (${setLabel('spot')})`, () => {
     const objs = await render(spot());
     const others = podTemplates(objs).filter((p) => p.podMeta.labels['app.kubernetes.io/component'] !== 'selfplay');
     const components = others.map((p) => p.podMeta.labels['app.kubernetes.io/component']);
-    for (const c of ['redis', 'replay', 'trainer', 'evaluator']) assert.ok(components.includes(c), `no ${c} pod rendered`);
+    for (const c of ['redis', 'replay', 'trainer', 'evaluator', 'web']) assert.ok(components.includes(c), `no ${c} pod rendered`);
     assert.ok(others.some((p) => p.owner.kind === 'Pod'), 'the helm test pod was not rendered');
     for (const p of others) {
       for (const taint of [SPOT_TAINT, AKS_SPOT_TAINT]) {

@@ -42,6 +42,8 @@ const cases = {
   'trainer.gangScheduling': { args: set('trainer.gangScheduling.volcano.enabled=true'),
     says: /trainer\.gangScheduling\.volcano\.enabled=true needs the scheduling\.volcano\.sh\/v1beta1 API/ },
   config: { args: set('trainer.config.checkpoint-dir=/x'), says: /trainer\.config sets "checkpoint-dir", which the chart passes itself as --checkpoint-dir/ },
+  'web.ports': { args: set('web.ports.probes=8080'), says: /web\.ports\.http and web\.ports\.probes are both 8080/ },
+  'web.ingress': { args: set('web.ingress.enabled=true'), says: /web\.ingress\.enabled=true needs at least one entry in web\.ingress\.hosts/ },
   // A release name that is no DNS label (helm takes a leading digit): F = 1st-chess-rl.
   fullname: { release: '1st', args: [], says: /the objects' prefix "1st-chess-rl" must be a DNS label.*fullnameOverride/ },
 };

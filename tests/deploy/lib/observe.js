@@ -23,6 +23,25 @@ function scrape(cluster, podName, port, timeoutMs = 5000) {
   });
 }
 
+// GET http://<pod ip>:<port><path> -> the parsed JSON body (the game viewer's api/state).
+function getJson(cluster, podName, port, path, timeoutMs = 5000) {
+  const pod = cluster.mustPod(podName);
+  return new Promise((resolve, reject) => {
+    if (!pod.ip) return reject(new Error(`${podName} has no address (not running)`));
+    const req = http.get({ host: pod.ip, port, path, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`${podName}:${port}${path}: HTTP ${res.statusCode}`));
+        try { resolve(JSON.parse(body)); } catch (e) { reject(new Error(`${podName}:${port}${path}: ${e.message}`)); }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${podName}:${port}${path} timed out`)));
+    req.on('error', reject);
+  });
+}
+
 function parseMetrics(text) {
   const out = [];
   for (const line of text.split('\n')) {
@@ -105,4 +124,4 @@ function lastCheckpointStep(cluster, claim) {
   return best;
 }
 
-module.exports = { scrape, parseMetrics, metric, scrapeMetric, redis, redisOr, ackedGames, ackedLogBytes, lastCheckpointStep };
+module.exports = { scrape, getJson, parseMetrics, metric, scrapeMetric, redis, redisOr, ackedGames, ackedLogBytes, lastCheckpointStep };
