@@ -7,7 +7,9 @@ Asserts: the run's Redis directory is 0700 and its password and redis.conf
 scripts/secrets-in-cmdlines.py); games reach Redis; the trainer publishes at
 least two versions;
 self-play picks up a new version; the evaluator reports a result; every
-/metrics endpoint passes `promtool check metrics`; Ctrl-C (SIGINT) stops every
+/metrics endpoint passes `promtool check metrics`; the game viewer renders in
+headless chromium with live moves arriving within seconds and serves no secret
+(check_viewer); Ctrl-C (SIGINT) stops every
 process cleanly; a second run in the same directory resumes from the
 checkpoint. Usage: local_e2e_test.py <path to the chessrl tool>
 """
@@ -17,14 +19,51 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 from local_harness import (Run, fail, last_start, latest_checkpoint_step, log, samples,
                            scrape_text, tiny_args)
 
+WEB_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "web")
 SCANNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
                        "secrets-in-cmdlines.py")
 
 TINY = tiny_args(window=20000)
+
+
+def check_viewer(run_dir, state, ports):
+    """The game viewer (chessrl-web): its page and api/state hold none of the run's
+    secrets; in headless chromium (tests/web/viewer_check.mjs) the page renders a
+    live board, the evaluator's games, the match table and the Elo curve, and a
+    move played appears on it within a few seconds."""
+    web = state.get("web")
+    if not web:
+        fail("local.json has no game viewer address (web)")
+    secrets = [open(os.path.join(run_dir, "redis", "password")).read().strip()]
+    auth = os.path.join(run_dir, "auth")
+    secrets += [open(os.path.join(auth, f)).read().strip() for f in os.listdir(auth)]
+    for path in ("", "api/state", "static/app.js"):
+        with urllib.request.urlopen(web + path, timeout=10) as response:
+            text = response.read().decode()
+        if any(secret and secret in text for secret in secrets):
+            fail(f"{web}{path} holds one of the run's secrets")
+    log(f"ok: the game viewer at {web} serves none of the run's {len(secrets)} secrets")
+    if not os.path.isdir(os.path.join(WEB_TESTS, "node_modules", "puppeteer-core")):
+        fail("tests/web/node_modules is missing: run scripts/install-web-assets.sh (make does)")
+    screenshot = os.environ.get("CHESSRL_VIEWER_SCREENSHOT",
+                                os.path.join(run_dir, "viewer.png"))
+    check = subprocess.run(
+        ["node", os.path.join(WEB_TESTS, "viewer_check.mjs"), "--url", web,
+         "--live", f"http://127.0.0.1:{ports['selfplay-0']}/live", "--screenshot", screenshot,
+         "--timeout", "150"], capture_output=True, text=True, timeout=240)
+    sys.stderr.write(check.stderr)
+    if check.returncode != 0:
+        fail(f"the game viewer in chromium: {check.stdout}")
+    result = json.loads(check.stdout)
+    log(f"ok: the game viewer in chromium: {result['live']['cards']} live board(s), "
+        f"{result['evaluator']['curve_points']} curve points, a move reached the page in "
+        f"{result['latency_ms']['median']} ms (median, max {result['latency_ms']['max']}); "
+        f"screenshot {screenshot}")
 
 
 def main():
@@ -80,6 +119,8 @@ def main():
                     log(f"ok after {met[what]:.0f} s: {what}")
             time.sleep(1)
 
+        check_viewer(run_dir, run.read_state(), ports)
+
         scan, _ = scanner.communicate(timeout=120)
         if scanner.returncode != 0:
             fail("secrets-in-cmdlines.py:\n" + scan)
@@ -94,6 +135,8 @@ def main():
             log(f"ok: promtool check metrics: {name} ({len(text.splitlines())} lines)")
 
         output = run.stop()
+        if "Game viewer: " + run.state["web"] not in output:
+            fail("chessrl local did not print the game viewer's address")
         last = [line for line in output.splitlines() if "games" in line]
         if not last:
             fail("no status line printed")

@@ -9,7 +9,7 @@ import uPlot from "../vendor/uplot/uPlot.esm.js"
 
 const STATE_URL = "api/state"
 const DEFAULT_POLL_MS = 1000
-const HOLD_FINISHED_MS = 5000 // after a live game ends, keep its final position this long
+const HOLD_FINISHED_MS = 2000 // after a live game ends, keep its final position this long (it adds to the delay of the next game)
 const BOARD_PROPS = {
   position: FEN.start,
   assetsUrl: "vendor/cm-chessboard/assets/",
@@ -229,18 +229,21 @@ class LiveCard {
     this.gamesEl.textContent = `${b.games_finished ?? 0} games`
     this.root.classList.toggle("stale", !!b.stale)
     this.staleEl.hidden = !b.stale
-    this.staleEl.textContent = b.stale ? `stale · seen ${Math.round((nowMs - b.seen_ms) / 1000)} s ago` : ""
+    const ago = isNum(nowMs) && isNum(b.seen_ms) ? ` · seen ${Math.round((nowMs - b.seen_ms) / 1000)} s ago` : ""
+    this.staleEl.textContent = b.stale ? `stale${ago}` : ""
     const game = this.pick(b)
     if (game === undefined) return // the game being looked at is gone: keep the screen as it is
     if (!game) {
       this.gameId = null
       this.line = null
+      delete this.root.dataset.game
       this.view.show(EMPTY_LINE, "none")
       this.labelEl.textContent = ""
       this.statusEl.textContent = "waiting for the first game"
       return
     }
     this.sync(game)
+    this.root.dataset.game = game.id // the id of the game on screen
     this.view.show(this.line, `${game.id}#${this.lineSerial}`)
     this.labelEl.textContent = game === b.previous ? "previous game" : "current game"
     this.statusEl.textContent = game.in_progress
@@ -310,7 +313,7 @@ function renderBoards(boards, nowMs) {
       liveCards.delete(pod)
     }
   }
-  let empty = grid.querySelector(".empty")
+  const empty = grid.querySelector(".empty")
   if (boards.length === 0 && !empty) grid.append(el("p", "empty", "No self-play pod is answering."))
   if (boards.length > 0 && empty) empty.remove()
 }
