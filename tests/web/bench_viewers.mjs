@@ -53,7 +53,7 @@ async function viewer(stats, until) {
   }
 }
 
-const q = (xs, p) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] : NaN);
+const q = (xs, p) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(p * xs.length))].toFixed(1) : "–");
 console.log("| viewers | api/state answers/s | median ms | p99 ms | errors | snapshot KiB | max RSS MiB |");
 console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const n of o.viewers.split(",").map(Number)) {
@@ -66,6 +66,6 @@ for (const n of o.viewers.split(",").map(Number)) {
   clearInterval(sampler);
   stats.latencies.sort((a, b) => a - b);
   console.log(`| ${n} | ${(stats.latencies.length / seconds).toFixed(1)} | ` +
-              `${q(stats.latencies, 0.5).toFixed(1)} | ${q(stats.latencies, 0.99).toFixed(1)} | ` +
-              `${stats.errors} | ${(stats.bytes / 1024).toFixed(1)} | ${(maxRss / 1024).toFixed(1)} |`);
+              `${q(stats.latencies, 0.5)} | ${q(stats.latencies, 0.99)} | ` +
+              `${stats.errors} | ${n ? (stats.bytes / 1024).toFixed(1) : "–"} | ${(maxRss / 1024).toFixed(1)} |`);
 }
