@@ -26,12 +26,14 @@ build: configure
 	@cmake --build --preset $(PRESET) -j $(JOBS)
 
 test: build
+	@scripts/install-deps.sh deps/apt-browser.txt
 	@ctest --preset $(PRESET) -j $(JOBS)
 
 unit: build
 	@ctest --preset $(PRESET) -j $(JOBS) -L unit
 
 e2e: build
+	@scripts/install-deps.sh deps/apt-browser.txt
 	@ctest --preset $(PRESET) -L e2e --output-on-failure
 
 # The parsers under libFuzzer (docs/fuzzing.md): every target FUZZ_SECONDS (30) on a

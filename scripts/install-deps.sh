@@ -2,7 +2,9 @@
 # Installs every Debian package listed in a list file that is not installed yet.
 #   scripts/install-deps.sh [LIST]   LIST defaults to deps/apt.txt (the build and tests);
 #                                    deps/apt-images.txt is what `make images` needs.
-# Safe to run again: with nothing missing it touches nothing and takes a second.
+# Safe to run again: with nothing missing it touches nothing and takes a second. Two
+# of them at once (.ci/run installs the browser in the background while the build
+# installs its packages) take turns: apt runs under a lock file, one at a time.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 list=${1:-"$here/deps/apt.txt"}
@@ -28,5 +30,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+lock=${TMPDIR:-/tmp}/chessrl-install-deps.lock
+exec 9>>"$lock"
+flock -w 1800 9 || { echo "install-deps: another install held $lock for 30 minutes" >&2; exit 1; }
 $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

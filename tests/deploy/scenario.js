@@ -442,6 +442,14 @@ async function fault(target) {
   const claim = `checkpoints-${F}-trainer-0`;
   const ckptBefore = obs.lastCheckpointStep(c, claim);
   const trainerLogBefore = (await c.logs(trainerPod(0))).length;
+  // The game viewer answers throughout (it keeps the last of what a source said).
+  const viewer = { answers: 0, failures: 0, stop: false };
+  const viewerPolls = (async () => {
+    while (!viewer.stop) {
+      await obs.getJson(c, webPod(), PORTS.web, '/api/state', 2000).then(() => viewer.answers++, () => viewer.failures++);
+      await sleep(500);
+    }
+  })();
   let detail = '';
   if (target === 'redis') {
     // Right after an acknowledgement: watch the acknowledged-games logs grow, kill at once.
@@ -472,6 +480,17 @@ async function fault(target) {
     c.waitFor(() => c.pods.get(pod)?.restarts > restarts && c.pods.get(pod).ready, RECOVER_BOUND_S * 1000, `${pod} restarted and Ready`).then(() => since(tKill)),
     c.waitFor(flowingAgain, FLOW_BOUND_S * 1000, `games reaching Redis within ${FLOW_BOUND_S} s of the kill`, 250).then(() => since(tKill)),
   ]);
+  viewer.stop = true;
+  await viewerPolls;
+  check(viewer.failures === 0, `the game viewer failed ${viewer.failures} of ${viewer.answers + viewer.failures} requests while ${target} was down`);
+  if (target === 'evaluator' || target === 'selfplay') {
+    await c.waitFor(async () => {
+      const state = await obs.getJson(c, webPod(), PORTS.web, '/api/state').catch(() => null);
+      return state && (target === 'evaluator' ? state.sources.evaluator.ok
+        : state.boards.some((b) => b.pod === pod && !b.stale));
+    }, 60000, `the game viewer showing the restarted ${target} again`);
+  }
+  detail += `the game viewer answered all ${viewer.answers} requests meanwhile; `;
   // A container restart keeps the pod's address, as on a node.
   const ipAfter = await c.refreshIP(c.mustPod(pod));
   check(ipAfter === p.podIP, `${pod} came back on ${ipAfter}, not its address ${p.podIP}`);

@@ -55,7 +55,7 @@ def check_viewer(run_dir, state, ports):
     check = subprocess.run(
         ["node", os.path.join(WEB_TESTS, "viewer_check.mjs"), "--url", web,
          "--live", f"http://127.0.0.1:{ports['selfplay-0']}/live", "--screenshot", screenshot,
-         "--timeout", "150"], capture_output=True, text=True, timeout=240)
+         "--follow", "8", "--timeout", "150"], capture_output=True, text=True, timeout=240)
     sys.stderr.write(check.stderr)
     if check.returncode != 0:
         fail(f"the game viewer in chromium: {check.stdout}")

@@ -1,11 +1,5 @@
 #include "local_status.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -16,13 +10,6 @@
 namespace chessrl::tool {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int remaining_ms(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() > 0 ? int(left.count()) : 0;
-}
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -64,57 +51,7 @@ std::string signed_elo(double v) {
 }  // namespace
 
 Result<HttpReply> http_get(int port, const std::string& path, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  const std::string where = "127.0.0.1:" + std::to_string(port);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return fail(where + ": socket: " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno != EINPROGRESS)
-    return fail(where + ": " + std::strerror(errno));
-  pollfd p{fd, POLLOUT, 0};
-  if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return fail(where + ": connect timed out");
-  int error = 0;
-  socklen_t len = sizeof error;
-  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
-  if (error != 0) return fail(where + ": " + std::strerror(error));
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  std::size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += std::size_t(n);
-      continue;
-    }
-    if (n < 0 && errno != EAGAIN) return fail(where + ": send: " + std::strerror(errno));
-    p = {fd, POLLOUT, 0};
-    if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return fail(where + ": send timed out");
-  }
-  std::string response;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n > 0) {
-      response.append(buf, std::size_t(n));
-      continue;
-    }
-    if (n == 0) break;
-    if (errno != EAGAIN) return fail(where + ": recv: " + std::strerror(errno));
-    p = {fd, POLLIN, 0};
-    if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return fail(where + ": no reply in time");
-  }
-  HttpReply reply;
-  if (std::sscanf(response.c_str(), "HTTP/%*s %d", &reply.status) != 1)
-    return fail(where + ": not an HTTP reply");
-  const auto body = response.find("\r\n\r\n");
-  if (body != std::string::npos) reply.body = response.substr(body + 4);
-  return reply;
+  return metrics::http_get("127.0.0.1", port, path, timeout);
 }
 
 Samples parse_samples(const std::string& text) {

@@ -12,15 +12,13 @@
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "chessrl/metrics/http_client.h"
 
 namespace chessrl::tool {
 
-struct HttpReply {
-  int status = 0;
-  std::string body;
-};
-// GET http://127.0.0.1:<port><path> (HTTP/1.0); fails naming the port when
-// nothing answers within `timeout`.
+using metrics::HttpReply;
+// GET http://127.0.0.1:<port><path> (metrics::http_get); fails naming the URL
+// when nothing answers within `timeout`.
 Result<HttpReply> http_get(int port, const std::string& path, std::chrono::milliseconds timeout);
 
 // Samples of the Prometheus text format: "name{a=\"x\",b=\"y\"}" (labels as

@@ -10,11 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include <civetweb.h>
 #include <grpcpp/grpcpp.h>
 
 #include "chessrl/core/error.h"
 #include "chessrl/core/result.h"
+#include "chessrl/metrics/http_client.h"
 #include "chessrl/rpc/clients.h"
 #include "commands.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -89,25 +89,18 @@ Result<Url> parse_url(const std::string& url) {
   return out;
 }
 
-// GET through civetweb's client; the body is read up to 1 MiB.
+// GET through metrics::http_get (civetweb's client).
 Answer probe_http(const Url& url, bool want_metrics, double attempt_s) {
-  char error[256] = "";
-  mg_connection* conn = mg_connect_client(url.host.c_str(), url.port, 0, error, sizeof error);
-  if (conn == nullptr) return fail(error[0] ? error : "cannot connect");
-  struct Closer {
-    mg_connection* c;
-    ~Closer() { mg_close_connection(c); }
-  } closer{conn};
-  mg_printf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", url.path.c_str(), url.host.c_str());
-  if (mg_get_response(conn, error, sizeof error, int(attempt_s * 1000)) < 0)
-    return fail(error[0] ? error : "no reply");
-  const mg_response_info* info = mg_get_response_info(conn);
-  const int code = info ? info->status_code : 0;
-  std::string body;
-  char buf[8192];
-  for (int n; body.size() < (1u << 20) && (n = mg_read(conn, buf, sizeof buf)) > 0;)
-    body.append(buf, std::size_t(n));
-  if (code != 200) return fail("HTTP " + std::to_string(code));
+  auto reply = metrics::http_get(url.host, url.port, url.path,
+                                 std::chrono::milliseconds(std::int64_t(attempt_s * 1000)));
+  if (!reply.ok()) {
+    // The line names the URL already: keep what failed.
+    const std::string& error = reply.error();
+    const auto what = error.rfind("http://", 0) == 0 ? error.find(": ") : std::string::npos;
+    return fail(what == std::string::npos ? error : error.substr(what + 2));
+  }
+  if (reply->status != 200) return fail("HTTP " + std::to_string(reply->status));
+  const std::string& body = reply->body;
   if (want_metrics && body.find("chessrl_build_info") == std::string::npos)
     return fail("HTTP 200 but no chessrl_build_info in " + std::to_string(body.size()) + " bytes");
   return "HTTP 200, " + std::to_string(body.size()) + " bytes";
@@ -119,7 +112,6 @@ struct Target {
 };
 
 int run_probe(const ProbeOptions& o) {
-  mg_init_library(0);
   std::vector<Target> targets;
   for (const auto& t : o.grpc) targets.push_back({"grpc-health", t});
   for (const auto& t : o.http) targets.push_back({"http", t});
@@ -160,7 +152,6 @@ int run_probe(const ProbeOptions& o) {
     std::fflush(stdout);
   }
   std::printf("%zu passed, %d failed\n", targets.size() - std::size_t(failed), failed);
-  mg_exit_library();
   return failed == 0 ? 0 : 1;
 }
 

@@ -11,9 +11,10 @@
 #include "chessrl/config/config.h"
 #include "chessrl/core/stop_signals.h"
 #include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/http_client.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/web_service/main.h"
-#include "http_client.h"
+#include "resolve.h"
 #include "viewer_state.h"
 #include "web_options.h"
 
@@ -62,6 +63,17 @@ struct WebMetrics {
   metrics::Registry& registry;
 };
 
+// The body of a 200 reply to GET `path`, or an error naming the URL and status.
+Result<std::string> fetch(const std::string& host, int port, const std::string& path,
+                          std::size_t max_bytes) {
+  auto reply = metrics::http_get(host, port, path, kResponseTimeout, max_bytes);
+  if (!reply.ok()) return fail(reply.error());
+  if (reply->status != 200)
+    return fail("http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                std::to_string(port) + path + ": HTTP " + std::to_string(reply->status));
+  return std::move(reply->body);
+}
+
 // Every self-play address to poll: each name's addresses, sorted, at most `max`.
 std::vector<std::pair<std::string, int>> selfplay_targets(const WebOptions& o, std::string* error) {
   std::vector<std::pair<std::string, int>> targets;
@@ -86,13 +98,13 @@ PollRound poll_once(const WebOptions& o, WebMetrics& m) {
   std::vector<std::future<Result<std::string>>> answers;
   for (const auto& [host, port] : targets)
     answers.push_back(std::async(std::launch::async, [host, port] {
-      return http_get(host, port, "/live", kResponseTimeout, kMaxLiveBytes);
+      return fetch(host, port, "/live", kMaxLiveBytes);
     }));
   std::future<Result<std::string>> evaluator;
   if (!o.evaluator_endpoint.empty()) {
     const Endpoint e = o.evaluator_endpoint.front();
     evaluator = std::async(std::launch::async, [e] {
-      return http_get(e.host, e.port, "/matches", kResponseTimeout, kMaxMatchesBytes);
+      return fetch(e.host, e.port, "/matches", kMaxMatchesBytes);
     });
   }
   for (std::size_t i = 0; i < targets.size(); ++i) {
