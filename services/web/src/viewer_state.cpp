@@ -56,9 +56,27 @@ Json parse_object(const std::string& body, const char* what, std::string* error)
   return j;
 }
 
+// The checked copies as JSON; clean_live() and clean_matches() are their text.
+Result<Json> clean_live_json(const std::string& body);
+Result<Json> clean_matches_json(const std::string& body);
+
 }  // namespace
 
 Result<std::string> clean_live(const std::string& body) {
+  auto j = clean_live_json(body);
+  if (!j.ok()) return fail(j.error());
+  return j.value().dump();
+}
+
+Result<std::string> clean_matches(const std::string& body) {
+  auto j = clean_matches_json(body);
+  if (!j.ok()) return fail(j.error());
+  return j.value().dump();
+}
+
+namespace {
+
+Result<Json> clean_live_json(const std::string& body) {
   std::string error;
   const Json j = parse_object(body, "/live", &error);
   if (!error.empty()) return fail(error);
@@ -72,10 +90,10 @@ Result<std::string> clean_live(const std::string& body) {
                     {"updated_ms", unsigned_number(j, "updated_ms")},
                     {"game", game},
                     {"previous", previous}};
-  return out.dump();
+  return out;
 }
 
-Result<std::string> clean_matches(const std::string& body) {
+Result<Json> clean_matches_json(const std::string& body) {
   std::string error;
   const Json j = parse_object(body, "/matches", &error);
   if (!error.empty()) return fail(error);
@@ -107,11 +125,13 @@ Result<std::string> clean_matches(const std::string& body) {
                     {"matches", std::move(matches)},
                     {"gating", pgn_game("gating")},
                     {"gauntlet", pgn_game("gauntlet")}};
-  return out.dump();
+  return out;
 }
 
+}  // namespace
+
 struct ViewerState::Board {
-  std::string live;  // the cleaned /live JSON
+  Json live;  // the checked /live answer
   std::string pod;
   std::int64_t seen_ms = 0;
   bool answered = false;  // in the last round
@@ -125,8 +145,7 @@ void ViewerState::apply(const PollRound& round) {
   answered_ = unreachable_ = 0;
   selfplay_error_ = round.resolve_error;
   for (const auto& [address, body] : round.selfplay) {
-    Result<std::string> live =
-        body.ok() ? clean_live(body.value()) : Result<std::string>(fail(body.error()));
+    Result<Json> live = body.ok() ? clean_live_json(body.value()) : Result<Json>(fail(body.error()));
     if (!live.ok()) {
       ++unreachable_;
       // A transport error names the address already; a bad answer does not.
@@ -138,7 +157,7 @@ void ViewerState::apply(const PollRound& round) {
     auto& board = boards_[address];
     if (!board) board = std::make_shared<Board>();
     board->live = std::move(live).value();
-    board->pod = Json::parse(board->live)["pod"].get<std::string>();
+    board->pod = board->live["pod"].get<std::string>();
     board->seen_ms = round.now_ms;
     board->answered = true;
   }
@@ -147,11 +166,11 @@ void ViewerState::apply(const PollRound& round) {
   });
   if (round.evaluator) {
     const Result<std::string>& answer = *round.evaluator;
-    Result<std::string> matches =
-        answer.ok() ? clean_matches(answer.value()) : Result<std::string>(fail(answer.error()));
+    Result<Json> matches =
+        answer.ok() ? clean_matches_json(answer.value()) : Result<Json>(fail(answer.error()));
     evaluator_ok_ = matches.ok();
     if (matches.ok()) {
-      evaluator_ = std::make_shared<const std::string>(std::move(matches).value());
+      evaluator_ = std::make_shared<const Json>(std::move(matches).value());
       evaluator_ok_ms_ = round.now_ms;
       evaluator_error_.clear();
     } else {
@@ -170,7 +189,7 @@ void ViewerState::rebuild(std::int64_t now_ms) {
   if (shown.size() > std::size_t(config_.max_boards)) shown.resize(std::size_t(config_.max_boards));
   Json boards = Json::array();
   for (const Board* board : shown) {
-    Json b = Json::parse(board->live);
+    Json b = board->live;
     b["seen_ms"] = board->seen_ms;
     b["stale"] = !board->answered;
     boards.push_back(std::move(b));
@@ -190,7 +209,7 @@ void ViewerState::rebuild(std::int64_t now_ms) {
           {"last_ok_ms", evaluator_ok_ms_},
           {"error", evaluator_error_}}}}},
       {"boards", std::move(boards)},
-      {"evaluator", evaluator_ ? Json::parse(*evaluator_) : Json(nullptr)}};
+      {"evaluator", evaluator_ ? *evaluator_ : Json(nullptr)}};
   snapshot_ = std::make_shared<const std::string>(state.dump());
 }
 

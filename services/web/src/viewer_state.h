@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -56,7 +57,7 @@ class ViewerState {
   std::map<std::string, std::shared_ptr<Board>> boards_;  // by address
   int answered_ = 0, unreachable_ = 0;
   std::string selfplay_error_;
-  std::shared_ptr<const std::string> evaluator_;  // the checked /matches object, JSON text
+  std::shared_ptr<const nlohmann::json> evaluator_;  // the checked /matches answer
   bool evaluator_ok_ = false;
   std::int64_t evaluator_ok_ms_ = 0;
   std::string evaluator_error_;
