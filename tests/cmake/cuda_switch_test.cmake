@@ -107,6 +107,28 @@ check_chosen("built" "CHESSRL_CUDA=ON, LibTorch has CUDA, nccl.h in ${WORK_DIR}/
 configure(fake-cuda ${fake} -DCHESSRL_CUDA=OFF)
 check_chosen("not built" "CHESSRL_CUDA=OFF, switched off")
 
+# A wheel's layout: LibTorch in site/torch, the nvidia-nccl wheel's nccl.h in
+# site/nvidia/nccl/include, and a CUDA toolkit with an nccl.h of another version. The
+# wheel's is used (it matches the libnccl.so.2 LibTorch loads), both are printed,
+# and the mismatch is warned about.
+set(site "${WORK_DIR}/site-packages")
+file(WRITE "${site}/torch/share/cmake/Torch/TorchConfig.cmake"
+     "include(\"${TORCH_DIR}/TorchConfig.cmake\")\nset(TORCH_CUDA_LIBRARIES chessrl-test-fake-cuda)\n"
+     "set(TORCH_INSTALL_PREFIX \"${site}/torch\")\n"
+     "set(CUDAToolkit_INCLUDE_DIRS \"${WORK_DIR}/toolkit/include\")\n")
+macro(fake_nccl dir major minor patch)
+  file(WRITE "${dir}/nccl.h" "#error a test's stand-in, never compiled\n#define NCCL_MAJOR ${major}\n"
+       "#define NCCL_MINOR ${minor}\n#define NCCL_PATCH ${patch}\n")
+endmacro()
+fake_nccl("${site}/nvidia/nccl/include" 2 28 9)
+fake_nccl("${WORK_DIR}/toolkit/include" 2 21 5)
+configure(wheel "-DTorch_DIR=${site}/torch/share/cmake/Torch" -DCHESSRL_CUDA=AUTO)
+check_chosen("built" "CHESSRL_CUDA=AUTO, LibTorch has CUDA, nccl.h in ${site}/nvidia/nccl/include")
+string(FIND "${flat}" "chessrl: nccl.h 2.28.9 in ${site}/nvidia/nccl/include (used), nccl.h 2.21.5 in ${WORK_DIR}/toolkit/include (not used)" _at)
+check("configure prints both nccl.h versions, the wheel's used" _at GREATER_EQUAL 0)
+string(FIND "${flat}" "two versions of nccl.h: 2.28.9" _at)
+check("configure warns that the two nccl.h differ" _at GREATER_EQUAL 0)
+
 if(failures GREATER 0)
   message(FATAL_ERROR "${failures} check(s) failed")
 endif()
