@@ -42,6 +42,15 @@ if(CHESSRL_SANITIZE_THREAD)
   target_link_options(chessrl_options INTERFACE -fsanitize=thread)
 endif()
 
+# chessrl_configure_fact(<line>): prints the line as a status message and keeps it for
+# <build>/chessrl-configure.txt, which the top CMakeLists.txt writes at the end of
+# configure: what a build was made with (Protocol Buffers, nccl.h, the CUDA switch),
+# for scripts/gpu-check.sh to report beside its figures.
+function(chessrl_configure_fact line)
+  message(STATUS "${line}")
+  set_property(GLOBAL APPEND PROPERTY CHESSRL_CONFIGURE_FACTS "${line}")
+endfunction()
+
 # chessrl_add_library(<name> [DEPS ...]): one static library per libs/<name>
 # folder with a chessrl::<name> alias; sources are the .cpp files under src/.
 function(chessrl_add_library name)

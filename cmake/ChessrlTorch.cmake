@@ -184,8 +184,7 @@ if(CHESSRL_SERVICES)
     string(APPEND _chessrl_line ". LibTorch's own Protocol Buffers ${CHESSRL_TORCH_PROTOBUF} "
            "(${_chessrl_torch_inc}/google/protobuf) is kept off the include path")
   endif()
-  message(STATUS "${_chessrl_line}")
+  chessrl_configure_fact("${_chessrl_line}")
 elseif(CHESSRL_TORCH_PROTOBUF)
-  message(STATUS "chessrl: LibTorch's own Protocol Buffers ${CHESSRL_TORCH_PROTOBUF} "
-                 "(${_chessrl_torch_inc}/google/protobuf) is kept off the include path")
+  chessrl_configure_fact("chessrl: LibTorch's own Protocol Buffers ${CHESSRL_TORCH_PROTOBUF} (${_chessrl_torch_inc}/google/protobuf) is kept off the include path")
 endif()

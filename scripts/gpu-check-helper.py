@@ -631,6 +631,11 @@ def cmd_table(a):
     busy = a.busy_name
     dash = "—"
     lines = [f"## gpu-check {a.stage}{' --cpu' if a.cpu else ''}: {a.machine}", ""]
+    if a.versions and os.path.exists(a.versions):
+        with open(a.versions) as f:
+            built = [l.strip() for l in f if l.strip()]
+        if built:
+            lines += ["Built and run with:", ""] + [f"- {l}" for l in built] + [""]
     if a.note:
         lines += [a.note, ""]
     if a.stage == "selfplay":
@@ -705,6 +710,44 @@ def cmd_machine(a):
     print(text)
 
 
+def cmd_versions(a):
+    """What a build and its run use: configure's facts (<build>/chessrl-configure.txt:
+    Protocol Buffers, LibTorch's own copy, the CUDA switch, nccl.h), and on a GPU
+    machine PyTorch's versions (CUDA, cuDNN, the NCCL library torch loads) and nvcc."""
+    lines = []
+    if a.mode == "gpu":
+        probe = ("import torch, sys\n"
+                 "nccl = torch.cuda.nccl.version() if torch.cuda.is_available() else None\n"
+                 "nccl = '.'.join(map(str, nccl)) if isinstance(nccl, tuple) else nccl\n"
+                 "print(f'PyTorch {torch.__version__} (CUDA {torch.version.cuda}, cuDNN "
+                 "{torch.backends.cudnn.version()}, NCCL library {nccl})')\n")
+        try:
+            out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                 timeout=120)
+            lines.append(out.stdout.strip() if out.returncode == 0 else
+                         f"PyTorch: python3 could not tell ({out.stderr.strip().splitlines()[-1:]})")
+        except (OSError, subprocess.SubprocessError) as e:
+            lines.append(f"PyTorch: python3 could not tell ({e})")
+        nvcc = shutil.which("nvcc")
+        if nvcc:
+            try:
+                text = subprocess.run([nvcc, "--version"], capture_output=True, text=True,
+                                      timeout=30).stdout
+                release = re.search(r"release ([0-9.]+)", text)
+                lines.append(f"nvcc: {nvcc} ({release.group(1) if release else 'version unknown'})")
+            except (OSError, subprocess.SubprocessError):
+                lines.append(f"nvcc: {nvcc} (does not run)")
+    if a.bundle:
+        lines.append(f"dependency bundle: {a.bundle}")
+    facts = os.path.join(a.build_dir, "chessrl-configure.txt")
+    if os.path.exists(facts):
+        with open(facts) as f:
+            lines += [l.strip().removeprefix("chessrl: ") for l in f if l.strip()]
+    else:
+        lines.append(f"(no {facts}: the build directory was configured before chess-rl wrote it)")
+    print("\n".join(lines))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -759,12 +802,17 @@ def main():
     s.add_argument("--cpu", action="store_true")
     s.add_argument("--note", default="")
     s.add_argument("--status", default="")
+    s.add_argument("--versions", default="", help="a file of lines to print under the title")
     s = sub.add_parser("machine")
     s.add_argument("--mode", choices=["gpu", "cpu"], required=True)
+    s = sub.add_parser("versions")
+    s.add_argument("--mode", choices=["gpu", "cpu"], required=True)
+    s.add_argument("--build-dir", required=True)
+    s.add_argument("--bundle", default="")
     a = p.parse_args()
     {"sample": cmd_sample, "run": cmd_run, "nn": cmd_nn, "selfplay": cmd_selfplay,
      "train": cmd_train, "watch-local": cmd_watch, "loop": cmd_loop, "table": cmd_table,
-     "machine": cmd_machine}[a.cmd](a)
+     "machine": cmd_machine, "versions": cmd_versions}[a.cmd](a)
 
 
 if __name__ == "__main__":

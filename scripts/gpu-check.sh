@@ -14,6 +14,12 @@
 # loop      builds everything against the dependency bundle (build/gpu-bundle, made by
 #           scripts/gpu-bundle.sh; unpacked from build/gpu-bundle.tar.xz when only that is
 #           here) in build/gpu-full, then `chessrl local --device cuda` for --minutes (4).
+# selfplay and train build against the bundle too when it is there (the core needs
+# CLI11, nlohmann-json and zlib's headers, which a GPU image may not have). Every stage
+# puts nvcc on PATH when it is only in /usr/local/cuda*/bin (LibTorch's CMake files
+# need it), and prints what the build used: PyTorch, CUDA, cuDNN, the NCCL library
+# torch loads, nvcc, Protocol Buffers and nccl.h (OUT/versions.txt, and in the table).
+# scripts/gpu-run.sh runs one build and several stages as one command.
 #
 # Options:
 #   --cpu            the same steps on the CPU (--device cpu, tiny networks, short runs,
@@ -72,7 +78,7 @@ OUT=${OUT:-$ROOT/build/gpu-check/$stage}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 LOGS=$OUT/logs
-rm -f "$OUT/rows.jsonl" "$OUT/steps.jsonl" "$OUT/samples.csv" "$OUT/summary.md" "$OUT/status.txt"
+rm -f "$OUT/rows.jsonl" "$OUT/steps.jsonl" "$OUT/samples.csv" "$OUT/summary.md" "$OUT/status.txt" "$OUT/versions.txt"
 
 if ((cpu)); then DEVICE=cpu BUSY=CPU; else DEVICE=cuda BUSY=GPU; fi
 
@@ -153,7 +159,7 @@ finish() {
   local flags=()
   ((cpu)) && flags+=(--cpu)
   "${HELPER[@]}" table --stage "$stage" --rows "$OUT/rows.jsonl" --out "$OUT" --busy-name "$BUSY" \
-    --machine "$machine" --note "$(stage_note)" --status "$status" "${flags[@]}" ||
+    --machine "$machine" --versions "$OUT/versions.txt" --note "$(stage_note)" --status "$status" "${flags[@]}" ||
     echo "gpu-check: the summary table could not be written" >&2
   exit "$rc"
 }
@@ -219,23 +225,47 @@ run_logged() {  # run_logged LOG COMMAND...: the command's output to LOG, its ta
   fi
 }
 
+# nvcc on PATH: a wheel's TorchConfig.cmake finds the CUDA toolkit through it (CMake's
+# FindCUDAToolkit), and a GPU image may have the toolkit without it on PATH. Looks in
+# /usr/local/cuda*/bin and in the pip nvidia-cuda-nvcc wheel beside torch.
+cuda_tools() {
+  ((cpu)) && return 0
+  if ! command -v nvcc >/dev/null; then
+    local d found=""
+    for d in /usr/local/cuda/bin $(ls -d /usr/local/cuda-*/bin 2>/dev/null | sort -rV) \
+             $(python3 -c 'import os, torch; s = os.path.dirname(os.path.dirname(torch.__file__)); print(os.path.join(s, "nvidia", "cuda_nvcc", "bin"), os.path.join(s, "nvidia", "cu13", "bin"))' 2>/dev/null); do
+      if [[ -x $d/nvcc ]]; then found=$d; break; fi
+    done
+    if [[ -z $found ]]; then
+      ((dry)) && { echo "    nvcc: not on PATH here (the GPU machine's is looked for in /usr/local/cuda*/bin)"; return 0; }
+      fail "no nvcc on PATH, in /usr/local/cuda*/bin or beside torch: LibTorch's CMake files need the CUDA toolkit (put its bin/ on PATH)"
+    fi
+    export PATH="$found:$PATH"
+  fi
+  echo "    nvcc: $(command -v nvcc) ($(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -1))"
+}
+
 # build KIND TARGET...: KIND core (no services, build/gpu) or full (build/gpu-full).
+# Both build against the dependency bundle when there is one (its toolchain file):
+# the core needs CLI11, nlohmann-json and zlib's headers, which a GPU image may lack.
 build() {
   local kind=$1; shift
   local log=$LOGS/build.log dir=$build_dir
   : >"$log"
+  cuda_tools
   if [[ -z $dir || ! -f $dir/CMakeCache.txt ]]; then
     local prefix config=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCHESSRL_BUILD_TESTS=OFF -DCHESSRL_WERROR=OFF)
     prefix=$(torch_cmake)
     if [[ -n $prefix ]]; then config+=("-DCMAKE_PREFIX_PATH=$prefix")
+    elif ((dry && !cpu)); then config+=("-DCMAKE_PREFIX_PATH=<python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'>")
     elif ((!cpu)); then fail "python3 cannot import torch: set TORCH_CMAKE to LibTorch's share/cmake directory"
-    fi  # --cpu: the system's LibTorch (Debian's libtorch-dev)
+    fi  # --cpu: the system's LibTorch (Debian's libtorch-dev), or TORCH_CMAKE's
+    if [[ -n $TOOLCHAIN ]]; then config+=(--toolchain "$TOOLCHAIN"); fi
     if [[ $kind == core ]]; then
       dir=${dir:-$ROOT/build/gpu}
       config+=(-DCHESSRL_SERVICES=OFF)
     else
       dir=${dir:-$ROOT/build/gpu-full}
-      if [[ -n $TOOLCHAIN ]]; then config+=(--toolchain "$TOOLCHAIN"); fi
       # The game viewer needs its page's npm packages (services/web/node_modules), which a
       # GPU machine without npm does not have; it is not what this check measures.
       [[ -f $ROOT/services/web/node_modules/chess.js/package.json ]] || config+=(-DCHESSRL_WEB=OFF)
@@ -253,37 +283,73 @@ build() {
   BUILT=$dir
   TOOL=${GPU_CHECK_CHESSRL:-$dir/tools/chessrl/chessrl}  # GPU_CHECK_CHESSRL: tests only
   ((dry)) || [[ -x $TOOL ]] || fail "no $TOOL after the build"
+  versions
 }
 
-# The dependency bundle for the loop (scripts/gpu-bundle.sh): build/gpu-bundle, or
+# What the build and the run use, from configure (DIR/chessrl-configure.txt: Protocol
+# Buffers, LibTorch's own copy, nccl.h) and from the machine (PyTorch, CUDA, cuDNN, the
+# NCCL library torch loads, nvcc): printed, and kept in OUT/versions.txt for the table.
+versions() {
+  ((dry)) && return 0
+  local mode=gpu
+  ((cpu)) && mode=cpu
+  "${HELPER[@]}" versions --mode "$mode" --build-dir "$BUILT" --bundle "${TOOLCHAIN:+$(dirname "$TOOLCHAIN")}" \
+    >"$OUT/versions.txt" 2>"$LOGS/versions.err" || true
+  sed 's/^/    /' "$OUT/versions.txt"
+}
+
+# Unpacks TARBALL into DIR: tar with xz, or Python's tarfile where xz is missing.
+unpack_xz() {
+  local tarball=$1 dir=$2
+  if command -v xz >/dev/null; then tar -xJf "$tarball" -C "$dir"; return; fi
+  echo "    (no xz here: unpacking with python3's tarfile)"
+  python3 - "$tarball" "$dir" <<'PY'
+import sys, tarfile
+with tarfile.open(sys.argv[1], "r:xz") as t:
+    if hasattr(tarfile, "data_filter"):
+        t.extractall(sys.argv[2], filter="tar")
+    else:
+        t.extractall(sys.argv[2])
+PY
+}
+
+# The dependency bundle (scripts/gpu-bundle.sh): build/gpu-bundle, or
 # build/gpu-bundle.tar.xz unpacked there. Its toolchain file configures the build
-# and its usr/bin (redis-server) goes first on PATH.
+# and its usr/bin (redis-server) goes first on PATH. The loop needs it (the services'
+# libraries); selfplay and train use it when it is there.
 TOOLCHAIN=""
 use_bundle() {
+  local need=$1
   local bundle=$ROOT/build/gpu-bundle tarball=$ROOT/build/gpu-bundle.tar.xz
   if [[ ! -d $bundle && -f $tarball ]]; then
     echo "    unpacking $tarball"
     if ((!dry)); then
       local tmp
       tmp=$(mktemp -d "$ROOT/build/gpu-bundle.unpack.XXXXXX") && chmod 755 "$tmp"
-      tar -xJf "$tarball" -C "$tmp" || { rm -rf "$tmp"; fail "cannot unpack $tarball"; }
+      unpack_xz "$tarball" "$tmp" || { rm -rf "$tmp"; fail "cannot unpack $tarball"; }
       if [[ -f $tmp/toolchain.cmake ]]; then mv "$tmp" "$bundle"
       elif [[ -f $tmp/gpu-bundle/toolchain.cmake ]]; then mv "$tmp/gpu-bundle" "$bundle"; rm -rf "$tmp"
       else rm -rf "$tmp"; fail "$tarball holds no toolchain.cmake (nor gpu-bundle/toolchain.cmake)"; fi
     fi
   fi
-  if [[ -f $bundle/toolchain.cmake ]]; then
+  if [[ -f $bundle/toolchain.cmake ]] || { ((dry)) && [[ -f $tarball ]]; }; then
     TOOLCHAIN=$bundle/toolchain.cmake
     [[ -d $bundle/usr/bin ]] && export PATH="$bundle/usr/bin:$PATH"
     echo "    bundle: $bundle (toolchain.cmake; usr/bin first on PATH)"
-  elif [[ -z $build_dir ]] && ((!cpu)); then
+  elif ((dry)); then
+    echo "    bundle: none here yet (scripts/gpu-bundle.sh makes build/gpu-bundle.tar.xz; the GPU machine needs it carried)"
+    if [[ $need == need ]]; then TOOLCHAIN=$bundle/toolchain.cmake; fi
+  elif [[ $need == need && -z $build_dir ]] && ((!cpu)); then
     fail "no $bundle/toolchain.cmake and no $tarball: make the bundle with scripts/gpu-bundle.sh"
+  elif [[ $need != need ]]; then
+    echo "    bundle: none (building against the system's CLI11, nlohmann-json and zlib headers)"
   fi
 }
 
 # ------------------------------------------------------------------ the stages
 stage_selfplay() {
   step "build chessrl (no services)"
+  use_bundle optional
   build core chessrl
   ((build_only)) && exit 0
   start_sampler
@@ -309,6 +375,7 @@ stage_selfplay() {
 
 stage_train() {
   step "build chessrl (no services)"
+  use_bundle optional
   build core chessrl
   ((build_only)) && exit 0
   start_sampler
@@ -342,7 +409,7 @@ protobuf_check() {
 
 stage_loop() {
   step "build chessrl and the services"
-  use_bundle
+  use_bundle need
   build full chessrl chessrl-replay chessrl-trainer chessrl-selfplay chessrl-evaluator
   ((build_only)) && exit 0
   protobuf_check

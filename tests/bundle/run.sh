@@ -5,7 +5,10 @@
 # with only those added (docker/Dockerfile.bundle-check: no -dev package of the
 # services, no protoc, no redis-server, no network), it
 #   1. configures and builds the services and the chessrl tool against the bundle
-#      alone (cmake --toolchain build/gpu-bundle/toolchain.cmake);
+#      alone (cmake --toolchain build/gpu-bundle/toolchain.cmake), with Debian's
+#      LibTorch laid out as a PyTorch wheel's (tests/cmake/fake_torch_wheel.cmake: the
+#      wheel's own older google/protobuf on the torch targets' include path and its
+#      empty protobuf::libprotobuf), as the GPU machine's build will see it;
 #   2. checks with ldd that every program resolves every library, and that each one
 #      the bundle holds is loaded from the bundle (also where Debian's LibTorch has
 #      its own copy on the system);
@@ -67,8 +70,18 @@ if ! podman run --rm --network none -v "$here:/src" -w /src \
     bash -euo pipefail -c '
       bin=build/bundle-check/build
       # 1. The build, against the bundle alone (gpu-check.sh configures it the same
-      #    way on a GPU machine).
+      #    way on a GPU machine), and LibTorch as a wheel lays it out.
+      cmake -DOUT=build/bundle-check/wheel -DTORCH_DIR=/usr/lib/x86_64-linux-gnu/cmake/Torch \
+            -DPROTOBUF_INCLUDE=build/gpu-bundle/usr/include -P tests/cmake/fake_torch_wheel.cmake
+      export TORCH_CMAKE=/src/build/bundle-check/wheel/torch/share/cmake
+      # A build configured against another LibTorch (an earlier run) is made afresh.
+      if [ -f "$bin/CMakeCache.txt" ] && ! grep -q "^Torch_DIR:PATH=$TORCH_CMAKE/Torch$" "$bin/CMakeCache.txt"; then
+        rm -rf "$bin"
+      fi
       $IDLE scripts/gpu-check.sh loop --cpu --build-only --build-dir "$bin" --jobs "$JOBS"
+      grep -q "^Torch_DIR:PATH=$TORCH_CMAKE/Torch$" "$bin/CMakeCache.txt" ||
+        { echo "the build did not take LibTorch from the stand-in wheel"; exit 1; }
+      grep "Protocol Buffers" "$bin/chessrl-configure.txt"
       # 2. Every program resolves every library; the bundle holds the ones it has.
       bundle_lib=/src/build/gpu-bundle/usr/lib/x86_64-linux-gnu
       for p in $bin/tools/chessrl/chessrl $bin/services/*/chessrl-*; do

@@ -159,8 +159,9 @@ def main():
     if args.mixed_precision and args.device != "cuda":
         sys.exit("train_yardstick: --mixed-precision needs --device cuda")
     if args.mixed_precision:
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+        # As libs/train: TF32 matrix products ("high"); cuDNN's convolutions use TF32 by
+        # default (the allow_tf32 flags are deprecated in PyTorch 2.9 and later).
+        torch.set_float32_matmul_precision("high")
     device = torch.device(args.device)
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)

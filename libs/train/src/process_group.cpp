@@ -173,7 +173,7 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
     if (cuda) {
 #ifdef CHESSRL_HAVE_NCCL
       trying = "NCCL";
-      g.pg = make_nccl_group(prefix, config.rank, config.world_size, collective);
+      g.pg = make_nccl_group(prefix, config.rank, config.world_size, collective, log);
       g.backend = "nccl";
       g.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(cuda_device));
 #else
@@ -210,6 +210,17 @@ Result<Group> join_group(const DistributedConfig& config, bool cuda,
                 "): " + e.what());
   }
   return g;
+}
+
+void leave_group(Group& g, bool clean, const std::function<void(const std::string&)>& log) {
+#ifdef CHESSRL_HAVE_NCCL
+  if (g.pg && g.backend == "nccl") close_nccl_group(*g.pg, clean, log);
+#else
+  (void)clean;
+  (void)log;
+#endif
+  g.pg.reset();
+  g.store.reset();
 }
 
 Result<void> wait_work(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {

@@ -45,6 +45,12 @@ struct Group {
 Result<Group> join_group(const DistributedConfig& config, bool cuda,
                          const std::function<void(const std::string&)>& log, int cuda_device = 0);
 
+// Ends the group before it is released (torch.distributed's destroy_process_group):
+// an NCCL group is shut down when `clean` (every collective of the run completed) and
+// aborted otherwise (one failed: a peer may be gone, and nothing waits for it); a Gloo
+// group is only released. Leaves g without a group or store. Never throws.
+void leave_group(Group& g, bool clean, const std::function<void(const std::string&)>& log);
+
 // Blocking collectives that turn c10d's exceptions (a dead peer, a timeout)
 // into Result failures naming the operation. `t` may live anywhere: where the
 // group's backend needs another device (NCCL takes CUDA tensors only), it is

@@ -54,9 +54,22 @@ class Run {
         gate_(o.min_window, o.max_reuse, o.batch_size * d.world_size,
               [this](const std::string& l) { log(l); }) {}
 
-  Result<TrainSummary> run();
+  // The run, then the group ended (leave_group): shut down after a run whose
+  // collectives all completed, aborted after a failure.
+  Result<TrainSummary> run() {
+    auto result = run_steps();
+    reducer_.reset();  // its hooks and buckets refer to the group
+    if (group_) {
+      leave_group(*group_, result.ok() && !group_broken_,
+                  [this](const std::string& l) { log(l); });
+      group_.reset();
+      pg_ = nullptr;
+    }
+    return result;
+  }
 
  private:
+  Result<TrainSummary> run_steps();
   // Progress for /healthz: doing `what`, the next beat within the stall timeout
   // (or `within`).
   void beat(const std::string& what, std::chrono::milliseconds within = std::chrono::milliseconds(0)) const {
@@ -93,6 +106,7 @@ class Run {
   bool cuda_ = false;
   std::optional<Group> group_;
   Collectives* pg_ = nullptr;  // group_->pg, or null with one rank
+  bool group_broken_ = false;  // a collective failed: the group is aborted, not shut down
   nn::Network net_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> opt_;
   std::unique_ptr<GradReducer> reducer_;
@@ -113,10 +127,9 @@ Result<void> Run::setup_device() {
       return fail("LOCAL_RANK=" + std::to_string(d_.local_rank) + ": this process sees " +
                   std::to_string(n) + " CUDA device(s) (CUDA_VISIBLE_DEVICES narrows them)");
     device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(d_.local_rank));
-    if (o_.mixed_precision) {
-      at::globalContext().setAllowTF32CuBLAS(true);
-      at::globalContext().setAllowTF32CuDNN(true);
-    }
+    // TF32 for the fp32 matrix work autocast leaves ("high": what replaces LibTorch 2.x's
+    // deprecated allow-TF32 setters; cuDNN's convolutions use TF32 by default).
+    if (o_.mixed_precision) at::globalContext().setFloat32MatmulPrecision("high");
   }
   torch::manual_seed(o_.seed * 1000003ULL + std::uint64_t(d_.rank));
   return {};
@@ -384,7 +397,7 @@ void Run::publish() {
   publisher_->offer(snapshot(false), step_);
 }
 
-Result<TrainSummary> Run::run() {
+Result<TrainSummary> Run::run_steps() {
   const auto started = Clock::now();
   if (auto r = o_.validate(); !r) return fail(r.error());
   if (d_.world_size < 1 || d_.rank < 0 || d_.rank >= d_.world_size)
@@ -444,7 +457,7 @@ Result<TrainSummary> Run::run() {
       std::int64_t allowed = 0;
       bool go = true;
       if (auto r = agree(allowed, go); !r) {
-        peer_left = true;  // between steps: the state is whole, rank 0 checkpoints it
+        peer_left = group_broken_ = true;  // between steps: the state is whole, rank 0 checkpoints it
         // Told to stop, another rank left first (it stopped without data, or
         // after its step): the stop asked for, not a failure.
         if (stop_.load()) {
@@ -504,13 +517,13 @@ Result<TrainSummary> Run::run() {
         if (stop_.load()) {
           log("stopping at step " + std::to_string(step_) + " (asked to stop; another rank left first: " +
               report.error() + ")");
-          peer_left = true;
+          peer_left = group_broken_ = true;
           break;
         }
         // A collective failed (a peer died or timed out). The state is that of
         // the last step done on every rank: rank 0 still checkpoints it.
         failure = fail(report.error());
-        peer_left = true;
+        peer_left = group_broken_ = true;
         break;
       }
       if (cb_.on_step) cb_.on_step(*report);

@@ -3,13 +3,18 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <dlfcn.h>
 #include <malloc.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <cstring>
+#include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "chessrl/core/error.h"
 #include "chessrl/nn/torch_network.h"
@@ -41,8 +46,12 @@ class TorchBackend : public InferenceBackend {
         dtype_(scalar_type(options.precision)),
         streams_(streams) {
     // Made once here: forward() runs on several threads and must not create it lazily.
-    if (!device_.is_cpu())
+    if (!device_.is_cpu()) {
       shifts_ = torch::arange(64, torch::TensorOptions(torch::kLong).device(device_));
+      // The weights and shifts_ were written on the default stream; the passes run on
+      // streams of their own (below), which must not start before that work is done.
+      torch::cuda::synchronize(device_.index());
+    }
   }
 
   void forward(std::span<const InputPlanes> inputs, std::span<float> policy_logits,
@@ -51,6 +60,11 @@ class TorchBackend : public InferenceBackend {
     if (n == 0) return;
     try {
       c10::InferenceMode guard;
+      // On CUDA each calling thread (an evaluator worker) runs its passes on a stream of
+      // its own, so one pass's copies in and out overlap the other's kernels; on the
+      // default stream the two would run one after the other.
+      std::optional<c10::StreamGuard> on_stream;
+      if (device_.is_cuda()) on_stream.emplace(thread_stream());
       torch::Tensor x = device_.is_cpu() ? expand_on_cpu(inputs) : expand_on_device(inputs);
       if (options_.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
       NetworkOutput out = network_->forward(x);
@@ -97,6 +111,18 @@ class TorchBackend : public InferenceBackend {
         dev.narrow(1, kInputPlanes * 8, kInputPlanes * 4).contiguous().view(torch::kFloat);
     torch::Tensor bits = masks.unsqueeze(-1).bitwise_right_shift(shifts_).bitwise_and(1);
     return (bits.to(dtype_) * values.unsqueeze(-1).to(dtype_)).view({n, kInputPlanes, 8, 8});
+  }
+
+  // The calling thread's stream on device_, taken from LibTorch's pool at its first
+  // pass and kept for the thread's life (one per device it has run on).
+  c10::Stream thread_stream() const {
+    thread_local std::vector<std::pair<c10::Device, c10::Stream>> streams;
+    for (const auto& [device, stream] : streams)
+      if (device == device_) return stream;
+    const c10::impl::VirtualGuardImpl impl(device_.type());
+    const c10::Stream stream = impl.getStreamFromGlobalPool(device_);
+    streams.emplace_back(device_, stream);
+    return stream;
   }
 
   Network network_;
@@ -206,9 +232,11 @@ Result<std::unique_ptr<InferenceBackend>> make_torch_backend(const Checkpoint& c
     if (device->has_index() && device->index() >= count)
       return fail("device '" + options.device + "': only " + std::to_string(count) +
                   " GPU(s) visible");
-    // TF32 for any fp32 matrix work left, and cuDNN picking the fastest kernels.
-    at::globalContext().setAllowTF32CuBLAS(true);
-    at::globalContext().setAllowTF32CuDNN(true);
+    // TF32 for any fp32 matrix work left ("high": the setting that replaces LibTorch
+    // 2.x's deprecated allow-TF32 setters, in LibTorch since 1.12; cuDNN's convolutions
+    // use TF32 by default), and cuDNN's autotuner picking the fastest kernels for each
+    // batch shape (the first pass at a new shape pays for the search).
+    at::globalContext().setFloat32MatmulPrecision("high");
     at::globalContext().setBenchmarkCuDNN(true);
   } else {
     if (options.precision != Precision::kFloat32)
