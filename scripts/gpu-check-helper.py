@@ -710,6 +710,22 @@ def cmd_machine(a):
     print(text)
 
 
+def cmd_unpack(a):
+    """Unpacks a .tar.xz with Python's tarfile (its lzma module), for a machine without
+    xz; only what lies inside DIR is written."""
+    import tarfile
+    with tarfile.open(a.tarball, "r:xz") as t:
+        if hasattr(tarfile, "data_filter"):
+            t.extractall(a.dir, filter="tar")
+        else:
+            root = os.path.realpath(a.dir)
+            for m in t.getmembers():
+                target = os.path.realpath(os.path.join(root, m.name))
+                if os.path.commonpath([root, target]) != root:
+                    die(f"{a.tarball}: {m.name} would land outside {a.dir}")
+            t.extractall(a.dir)
+
+
 def cmd_versions(a):
     """What a build and its run use: configure's facts (<build>/chessrl-configure.txt:
     Protocol Buffers, LibTorch's own copy, the CUDA switch, nccl.h), and on a GPU
@@ -805,6 +821,9 @@ def main():
     s.add_argument("--versions", default="", help="a file of lines to print under the title")
     s = sub.add_parser("machine")
     s.add_argument("--mode", choices=["gpu", "cpu"], required=True)
+    s = sub.add_parser("unpack")
+    s.add_argument("tarball")
+    s.add_argument("dir")
     s = sub.add_parser("versions")
     s.add_argument("--mode", choices=["gpu", "cpu"], required=True)
     s.add_argument("--build-dir", required=True)
@@ -812,7 +831,7 @@ def main():
     a = p.parse_args()
     {"sample": cmd_sample, "run": cmd_run, "nn": cmd_nn, "selfplay": cmd_selfplay,
      "train": cmd_train, "watch-local": cmd_watch, "loop": cmd_loop, "table": cmd_table,
-     "machine": cmd_machine, "versions": cmd_versions}[a.cmd](a)
+     "machine": cmd_machine, "versions": cmd_versions, "unpack": cmd_unpack}[a.cmd](a)
 
 
 if __name__ == "__main__":

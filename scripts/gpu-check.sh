@@ -303,14 +303,7 @@ unpack_xz() {
   local tarball=$1 dir=$2
   if command -v xz >/dev/null; then tar -xJf "$tarball" -C "$dir"; return; fi
   echo "    (no xz here: unpacking with python3's tarfile)"
-  python3 - "$tarball" "$dir" <<'PY'
-import sys, tarfile
-with tarfile.open(sys.argv[1], "r:xz") as t:
-    if hasattr(tarfile, "data_filter"):
-        t.extractall(sys.argv[2], filter="tar")
-    else:
-        t.extractall(sys.argv[2])
-PY
+  "${HELPER[@]}" unpack "$tarball" "$dir"
 }
 
 # The dependency bundle (scripts/gpu-bundle.sh): build/gpu-bundle, or

@@ -11,6 +11,9 @@
 2. Without a GPU (a stand-in nvidia-smi that fails, first on PATH): `gpu-run.sh loop`
    stops at the preflight with exit status 1, names the GPU as missing, and builds nothing.
 3. A usage error (an unknown stage) exits 2 and names it.
+4. The bundle's tarball unpacked without xz (gpu-check-helper.py unpack, what
+   gpu-check.sh falls back to): the files arrive, and a member that would land outside
+   the folder is refused.
 """
 
 import os
@@ -90,6 +93,36 @@ def main():
         p = run(script, ["loops"], os.path.join(tmp, "usage"))
         check("an unknown stage exits 2 and is named",
               p.returncode == 2 and "unknown argument loops" in p.stdout)
+
+        # 4. Unpacking without xz.
+        import io
+        import tarfile
+        helper = os.path.join(root, "scripts", "gpu-check-helper.py")
+        tarball = os.path.join(tmp, "gpu-bundle.tar.xz")
+        with tarfile.open(tarball, "w:xz") as t:
+            for name, text in (("gpu-bundle/toolchain.cmake", b"# toolchain\n"),
+                               ("gpu-bundle/usr/bin/redis-server", b"#!/bin/sh\n")):
+                info = tarfile.TarInfo(name)
+                info.size = len(text)
+                t.addfile(info, io.BytesIO(text))
+        dest = os.path.join(tmp, "unpacked")
+        os.makedirs(dest)
+        p = subprocess.run([sys.executable, helper, "unpack", tarball, dest],
+                           capture_output=True, text=True, timeout=60)
+        check("unpack without xz exits 0", p.returncode == 0)
+        check("unpack without xz writes the toolchain file",
+              os.path.exists(os.path.join(dest, "gpu-bundle", "toolchain.cmake")))
+        evil = os.path.join(tmp, "evil.tar.xz")
+        with tarfile.open(evil, "w:xz") as t:
+            info = tarfile.TarInfo("../outside.txt")
+            info.size = 1
+            t.addfile(info, io.BytesIO(b"x"))
+        dest = os.path.join(tmp, "unpacked2")
+        os.makedirs(dest)
+        p = subprocess.run([sys.executable, helper, "unpack", evil, dest],
+                           capture_output=True, text=True, timeout=60)
+        check("a member outside the folder is refused",
+              p.returncode != 0 and not os.path.exists(os.path.join(tmp, "outside.txt")))
 
     if failures:
         print(f"{len(failures)} check(s) failed")
