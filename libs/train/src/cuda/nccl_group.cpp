@@ -1,9 +1,8 @@
 #include "cuda/nccl_group.h"
 
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
-
 #include <cstdlib>
 #include <exception>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
 namespace chessrl::train {
 namespace {
@@ -30,10 +29,9 @@ bool end_group(Group& group, bool clean) {
 
 }  // namespace
 
-c10::intrusive_ptr<Collectives> make_nccl_group(const c10::intrusive_ptr<c10d::Store>& store,
-                                                int rank, int world_size,
-                                                std::chrono::milliseconds timeout,
-                                                const std::function<void(const std::string&)>& log) {
+c10::intrusive_ptr<Collectives> make_nccl_group(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size,
+    std::chrono::milliseconds timeout, const std::function<void(const std::string&)>& log) {
   // Read by ProcessGroupNCCL's constructor (NCCL_* are the names before LibTorch 2.2).
   if (env_set("TORCH_NCCL_BLOCKING_WAIT") || env_set("NCCL_BLOCKING_WAIT") ||
       env_set("TORCH_NCCL_ASYNC_ERROR_HANDLING") || env_set("NCCL_ASYNC_ERROR_HANDLING")) {
