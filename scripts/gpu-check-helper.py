@@ -726,6 +726,52 @@ def cmd_unpack(a):
             t.extractall(a.dir)
 
 
+def find_nvcc():
+    """nvcc: on PATH, else the newest /usr/local/cuda*/bin, else the pip nvidia-cuda-nvcc
+    wheel beside torch (nvidia/cuda_nvcc/bin or nvidia/cu13/bin); None when nowhere."""
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    def release(path):
+        m = re.search(r"cuda-([0-9.]+)", path)
+        return [int(x) for x in m.group(1).split(".") if x] if m else [10 ** 6]
+    dirs = sorted((os.path.join(d, "bin") for d in
+                   [os.path.join("/usr/local", e) for e in os.listdir("/usr/local")
+                    if e == "cuda" or e.startswith("cuda-")] if os.path.isdir("/usr/local")),
+                  key=release, reverse=True)
+    try:
+        out = subprocess.run([sys.executable, "-c", "import os, torch; print(os.path.dirname("
+                              "os.path.dirname(torch.__file__)))"], capture_output=True,
+                             text=True, timeout=120)
+        if out.returncode == 0:
+            site = out.stdout.strip()
+            dirs += [os.path.join(site, "nvidia", "cuda_nvcc", "bin"),
+                     os.path.join(site, "nvidia", "cu13", "bin")]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    for d in dirs:
+        if os.access(os.path.join(d, "nvcc"), os.X_OK):
+            return os.path.join(d, "nvcc")
+    return None
+
+
+def nvcc_release(nvcc):
+    try:
+        text = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "does not run"
+    m = re.search(r"release ([0-9.]+)", text)
+    return m.group(1) if m else "version unknown"
+
+
+def cmd_nvcc(a):
+    """Prints where nvcc is and its release (`PATH RELEASE`); exit 1 when nowhere."""
+    nvcc = find_nvcc()
+    if not nvcc:
+        sys.exit(1)
+    print(nvcc, nvcc_release(nvcc))
+
+
 def cmd_versions(a):
     """What a build and its run use: configure's facts (<build>/chessrl-configure.txt:
     Protocol Buffers, LibTorch's own copy, the CUDA switch, nccl.h), and on a GPU
@@ -746,13 +792,7 @@ def cmd_versions(a):
             lines.append(f"PyTorch: python3 could not tell ({e})")
         nvcc = shutil.which("nvcc")
         if nvcc:
-            try:
-                text = subprocess.run([nvcc, "--version"], capture_output=True, text=True,
-                                      timeout=30).stdout
-                release = re.search(r"release ([0-9.]+)", text)
-                lines.append(f"nvcc: {nvcc} ({release.group(1) if release else 'version unknown'})")
-            except (OSError, subprocess.SubprocessError):
-                lines.append(f"nvcc: {nvcc} (does not run)")
+            lines.append(f"nvcc: {nvcc} ({nvcc_release(nvcc)})")
     if a.bundle:
         lines.append(f"dependency bundle: {a.bundle}")
     facts = os.path.join(a.build_dir, "chessrl-configure.txt")
@@ -821,6 +861,7 @@ def main():
     s.add_argument("--versions", default="", help="a file of lines to print under the title")
     s = sub.add_parser("machine")
     s.add_argument("--mode", choices=["gpu", "cpu"], required=True)
+    sub.add_parser("nvcc")
     s = sub.add_parser("unpack")
     s.add_argument("tarball")
     s.add_argument("dir")
@@ -831,7 +872,8 @@ def main():
     a = p.parse_args()
     {"sample": cmd_sample, "run": cmd_run, "nn": cmd_nn, "selfplay": cmd_selfplay,
      "train": cmd_train, "watch-local": cmd_watch, "loop": cmd_loop, "table": cmd_table,
-     "machine": cmd_machine, "versions": cmd_versions, "unpack": cmd_unpack}[a.cmd](a)
+     "machine": cmd_machine, "versions": cmd_versions, "unpack": cmd_unpack,
+     "nvcc": cmd_nvcc}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -226,23 +226,18 @@ run_logged() {  # run_logged LOG COMMAND...: the command's output to LOG, its ta
 }
 
 # nvcc on PATH: a wheel's TorchConfig.cmake finds the CUDA toolkit through it (CMake's
-# FindCUDAToolkit), and a GPU image may have the toolkit without it on PATH. Looks in
-# /usr/local/cuda*/bin and in the pip nvidia-cuda-nvcc wheel beside torch.
+# FindCUDAToolkit), and a GPU image may have the toolkit without it on PATH. Where to
+# look is gpu-check-helper.py nvcc's (PATH, /usr/local/cuda*/bin, the pip nvcc wheel),
+# which gpu-run.sh's preflight asks too.
 cuda_tools() {
   ((cpu)) && return 0
-  if ! command -v nvcc >/dev/null; then
-    local d found=""
-    for d in /usr/local/cuda/bin $(ls -d /usr/local/cuda-*/bin 2>/dev/null | sort -rV) \
-             $(python3 -c 'import os, torch; s = os.path.dirname(os.path.dirname(torch.__file__)); print(os.path.join(s, "nvidia", "cuda_nvcc", "bin"), os.path.join(s, "nvidia", "cu13", "bin"))' 2>/dev/null); do
-      if [[ -x $d/nvcc ]]; then found=$d; break; fi
-    done
-    if [[ -z $found ]]; then
-      ((dry)) && { echo "    nvcc: not on PATH here (the GPU machine's is looked for in /usr/local/cuda*/bin)"; return 0; }
-      fail "no nvcc on PATH, in /usr/local/cuda*/bin or beside torch: LibTorch's CMake files need the CUDA toolkit (put its bin/ on PATH)"
-    fi
-    export PATH="$found:$PATH"
+  local found
+  if ! found=$("${HELPER[@]}" nvcc); then
+    ((dry)) && { echo "    nvcc: none here (the GPU machine's is looked for on PATH, in /usr/local/cuda*/bin and beside torch)"; return 0; }
+    fail "no nvcc on PATH, in /usr/local/cuda*/bin or beside torch: LibTorch's CMake files need the CUDA toolkit (put its bin/ on PATH)"
   fi
-  echo "    nvcc: $(command -v nvcc) ($(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -1))"
+  found=${found%% *}
+  command -v nvcc >/dev/null || export PATH="$(dirname "$found"):$PATH"
 }
 
 # build KIND TARGET...: KIND core (no services, build/gpu) or full (build/gpu-full).

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <exception>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#include <torch/version.h>
 
 namespace chessrl::train {
 namespace {
@@ -38,8 +39,11 @@ c10::intrusive_ptr<Collectives> make_nccl_group(
     log("NCCL: error handling as the environment sets it (TORCH_NCCL_BLOCKING_WAIT / "
         "TORCH_NCCL_ASYNC_ERROR_HANDLING)");
   } else {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
     ::setenv("TORCH_NCCL_BLOCKING_WAIT", "1", 0);
+#else
     ::setenv("NCCL_BLOCKING_WAIT", "1", 0);
+#endif
     log("NCCL: blocking wait (TORCH_NCCL_BLOCKING_WAIT=1): a failed or timed-out collective "
         "fails the step that waits for it, after at most " +
         std::to_string(timeout.count() / 1000) + " s");
