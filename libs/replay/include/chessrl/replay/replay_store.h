@@ -45,6 +45,9 @@ struct WindowStats {
   std::uint64_t capacity = 0;   // the window's size limit, in positions
   std::uint64_t games_total = 0;      // games ever stored
   std::uint64_t positions_total = 0;  // positions ever stored
+  // A sharded store (sharded_store.h): shards that did not answer, whose
+  // games are missing from the sums above. 0 for every other store.
+  std::uint32_t shards_down = 0;
 };
 
 // What the store's server says about itself (Redis: INFO memory and
