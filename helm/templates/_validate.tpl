@@ -15,6 +15,7 @@ others). The check helpers live with their component (redis/_redis.tpl, ...).
 {{- $checks := list
       "chess-rl.validateValues.fullname"
       "chess-rl.validateValues.redis.external"
+      "chess-rl.validateValues.redis.shards"
       "chess-rl.validateValues.redis.externalAuth"
       "chess-rl.validateValues.redis.openAuth"
       "chess-rl.validateValues.redis.config"

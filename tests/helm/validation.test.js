@@ -17,7 +17,9 @@ const set = (...kv) => kv.flatMap((s) => ['--set', s]);
 // and what its message must say (the key first).
 const cases = {
   'redis.external': { args: set('redis.enabled=false', 'redis.auth.existingSecret=team-redis'),
-    says: /redis\.enabled=false needs redis\.external\.host/ },
+    says: /redis\.enabled=false needs redis\.external\.host \(and redis\.external\.port\), or redis\.external\.shards/ },
+  'redis.shards': { args: set('redis.enabled=false', 'redis.external.host=redis.example.internal', 'redis.auth.existingSecret=team-redis', 'redis.shards=2'),
+    says: /redis\.shards=2 is for the chart's Redis \(redis\.enabled=true\); with redis\.enabled=false list the external Redis's shards in redis\.external\.shards/ },
   'redis.externalAuth': { args: set('redis.enabled=false', 'redis.external.host=redis.example.internal'),
     says: /redis\.enabled=false with redis\.auth\.enabled=true needs .*redis\.auth\.existingSecret/ },
   'redis.openAuth': { args: set('redis.auth.enabled=false', 'networkPolicy.enabled=false'),

@@ -18,10 +18,12 @@ redis-password
 {{- if and .Values.redis.auth.enabled (not .Values.redis.auth.existingSecret) -}}true{{- end -}}
 {{- end -}}
 
-{{/* replay's Redis: F-redis, else redis.external.host (chess-rl.validateValues.redis.external refuses an empty one). */}}
+{{/* replay's Redis when there is one: F-redis, else redis.external.host or the one entry of redis.external.shards (chess-rl.validateValues.redis.external refuses neither). */}}
 {{- define "chess-rl.redis.host" -}}
 {{- if .Values.redis.enabled -}}
 {{- include "chess-rl.componentName" (dict "root" . "component" "redis") -}}
+{{- else if eq (len (.Values.redis.external.shards | default list)) 1 -}}
+{{- (first .Values.redis.external.shards).host -}}
 {{- else -}}
 {{- .Values.redis.external.host -}}
 {{- end -}}
@@ -30,9 +32,53 @@ redis-password
 {{- define "chess-rl.redis.port" -}}
 {{- if .Values.redis.enabled -}}
 {{- .Values.redis.port -}}
+{{- else if eq (len (.Values.redis.external.shards | default list)) 1 -}}
+{{- (first .Values.redis.external.shards).port | default 6379 -}}
 {{- else -}}
 {{- .Values.redis.external.port -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+replay's Redis shards, "host:port" each, shard 0 (the model registry's) first: the
+StatefulSet's pods through its headless Service (F-redis-<i>.F-redis-headless), or
+redis.external.shards. One shard: a list of one (replay then gets --redis-host and
+--redis-port, as before sharding). A JSON list.
+*/}}
+{{- define "chess-rl.redis.shardAddresses" -}}
+{{- $out := list -}}
+{{- if .Values.redis.enabled -}}
+{{- $name := include "chess-rl.componentName" (dict "root" . "component" "redis") -}}
+{{- if gt (int .Values.redis.shards) 1 -}}
+{{- range $i := until (int .Values.redis.shards) -}}
+{{- $out = append $out (printf "%s-%d.%s-headless:%v" $name $i $name $.Values.redis.port) -}}
+{{- end -}}
+{{- else -}}
+{{- $out = append $out (printf "%s:%v" $name .Values.redis.port) -}}
+{{- end -}}
+{{- else if .Values.redis.external.shards -}}
+{{- range .Values.redis.external.shards -}}
+{{- $out = append $out (printf "%s:%v" .host (.port | default 6379)) -}}
+{{- end -}}
+{{- else -}}
+{{- $out = append $out (printf "%s:%v" .Values.redis.external.host .Values.redis.external.port) -}}
+{{- end -}}
+{{- $out | toJson -}}
+{{- end -}}
+
+{{/* The ports replay reaches Redis on (its NetworkPolicy's egress): a JSON list, no repeats. */}}
+{{- define "chess-rl.redis.ports" -}}
+{{- $ports := list -}}
+{{- if .Values.redis.enabled -}}
+{{- $ports = append $ports (int .Values.redis.port) -}}
+{{- else if .Values.redis.external.shards -}}
+{{- range .Values.redis.external.shards -}}
+{{- $ports = append $ports (int (.port | default 6379)) -}}
+{{- end -}}
+{{- else -}}
+{{- $ports = append $ports (int .Values.redis.external.port) -}}
+{{- end -}}
+{{- $ports | uniq | toJson -}}
 {{- end -}}
 
 {{/*
@@ -78,8 +124,36 @@ maxmemory-policy noeviction
 {{/* ---------- Checks (chess-rl.validateValues): a message naming the value, or nothing ---------- */}}
 
 {{- define "chess-rl.validateValues.redis.external" -}}
-{{- if and (not .Values.redis.enabled) (not .Values.redis.external.host) -}}
-redis.enabled=false needs redis.external.host (and redis.external.port): the replay service's Redis
+{{- if and (not .Values.redis.enabled) (not .Values.redis.external.host) (not .Values.redis.external.shards) -}}
+redis.enabled=false needs redis.external.host (and redis.external.port), or redis.external.shards: the replay service's Redis
+{{- end -}}
+{{- end -}}
+
+{{/*
+The shards: redis.shards counts the chart's Redis pods, redis.external.shards lists
+an external Redis's; one of the two, never both, and no address twice (two shards
+on one Redis would share one window under two counts).
+*/}}
+{{- define "chess-rl.validateValues.redis.shards" -}}
+{{- $r := .Values.redis -}}
+{{- $ext := $r.external.shards | default list -}}
+{{- if and (not $r.enabled) (gt (int $r.shards) 1) }}
+redis.shards={{ $r.shards }} is for the chart's Redis (redis.enabled=true); with redis.enabled=false list the external Redis's shards in redis.external.shards
+{{- end -}}
+{{- if and $r.enabled $ext }}
+redis.external.shards is for an external Redis (redis.enabled=false); the chart's own Redis is split by redis.shards
+{{- end -}}
+{{- if and (not $r.enabled) $ext $r.external.host }}
+redis.external.host and redis.external.shards are both set: give one Redis as host/port or every shard in redis.external.shards, not both
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $i, $s := $ext -}}
+{{- $addr := printf "%v:%v" $s.host ($s.port | default 6379) -}}
+{{- if hasKey $seen $addr }}
+redis.external.shards[{{ $i }}] ({{ $addr }}) repeats redis.external.shards[{{ get $seen $addr }}]: each shard must be its own Redis
+{{- else -}}
+{{- $_ := set $seen $addr (toString $i) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

@@ -5,7 +5,7 @@
 
 {{/* The config keys the chart passes to chessrl-replay as flags (a JSON list; chess-rl.validateValues.config). */}}
 {{- define "chess-rl.replay.reservedKeys" -}}
-{{- concat (list "config" "listen" "metrics-listen" "store" "redis-host" "redis-port" "redis-password") (include "chess-rl.security.flags" (dict "root" . "role" "replay") | fromJsonArray) | toJson -}}
+{{- concat (list "config" "listen" "metrics-listen" "store" "redis-host" "redis-port" "redis-shards" "redis-password") (include "chess-rl.security.flags" (dict "root" . "role" "replay") | fromJsonArray) | toJson -}}
 {{- end -}}
 
 {{/* ---------- Checks (chess-rl.validateValues): a message naming the value, or nothing ---------- */}}
