@@ -17,6 +17,13 @@ ReplayServer::ReplayServer(replay::ReplayStore& store, replay::ModelStore& model
       options_(std::move(options)),
       replay_service_(store, metrics_, options_.replay, options_.auth),
       registry_service_(models, metrics_, options_.models, options_.auth) {
+  // One call of the largest message gRPC takes must fit the push budget alone.
+  const std::uint64_t max_push_bytes = options_.replay.max_push_bytes;
+  if (max_push_bytes != 0 && max_push_bytes < std::uint64_t(options_.max_message_bytes)) {
+    throw Error("replay: --max-push-bytes " + std::to_string(max_push_bytes) +
+                " is below --max-message-bytes " + std::to_string(options_.max_message_bytes) +
+                ": a push gRPC accepts could never be admitted");
+  }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   // Plaintext or TLS, with the token checked on the initial metadata, before

@@ -22,24 +22,42 @@ using handler::unavailable;
 // gRPC's name of a status code, as grpc-go and grpcurl print it.
 const char* code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::OK: return "OK";
-    case StatusCode::CANCELLED: return "CANCELLED";
-    case StatusCode::UNKNOWN: return "UNKNOWN";
-    case StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case StatusCode::ABORTED: return "ABORTED";
-    case StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case StatusCode::INTERNAL: return "INTERNAL";
-    case StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: return "UNKNOWN";
+    case StatusCode::OK:
+      return "OK";
+    case StatusCode::CANCELLED:
+      return "CANCELLED";
+    case StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case StatusCode::ABORTED:
+      return "ABORTED";
+    case StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case StatusCode::INTERNAL:
+      return "INTERNAL";
+    case StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNKNOWN";
   }
 }
 
@@ -51,6 +69,19 @@ constexpr const char* kDurationHelp =
     "Seconds to answer a gRPC call, by method (WatchModels streams are not timed)";
 
 std::vector<double> duration_buckets() { return metrics::exponential_buckets(0.0005, 2, 15); }
+
+constexpr const char* kPushesRefusedName = "chessrl_replay_pushes_refused_total";
+constexpr const char* kPushesRefusedHelp =
+    "PushGames calls refused at the door before any work, by reason: busy_calls "
+    "(--max-push-calls in progress), busy_bytes (--max-push-bytes of requests in progress), "
+    "too_large (one call over --max-push-bytes)";
+constexpr const char* kPushRefusalReasons[] = {"busy_calls", "busy_bytes", "too_large"};
+
+std::string mib_text(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
 
 }  // namespace
 
@@ -71,11 +102,18 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
           registry.gauge("chessrl_replay_positions", "Training positions in the replay window")),
       window_games(registry.gauge("chessrl_replay_games", "Games in the replay window")),
       model_version(registry.gauge("chessrl_model_version", "Latest published model version")),
-      model_download_bytes(registry.gauge(
-          "chessrl_replay_model_download_bytes",
-          "Bytes of the models GetModel calls are sending now (capped by --model-download-budget)")),
+      model_download_bytes(registry.gauge("chessrl_replay_model_download_bytes",
+                                          "Bytes of the models GetModel calls are sending now "
+                                          "(capped by --model-download-budget)")),
       model_watchers(registry.gauge("chessrl_replay_model_watchers",
                                     "WatchModels streams open (capped by --max-watchers)")),
+      pushes_in_flight(
+          registry.gauge("chessrl_replay_pushes_in_flight",
+                         "PushGames calls being handled (capped by --max-push-calls)")),
+      push_bytes_in_flight(
+          registry.gauge("chessrl_replay_push_bytes_in_flight",
+                         "Request bytes of the PushGames calls being handled (capped by "
+                         "--max-push-bytes)")),
       store_up(registry.gauge("chessrl_replay_store_up",
                               "1 when the last store health check succeeded, else 0")),
       store_memory_used(registry.gauge("chessrl_replay_store_memory_used_bytes",
@@ -93,6 +131,7 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
   for (const auto reason : record::kAllRejectReasons) rejected(reason);  // export zeros
   store_persistence_ok("aof");
   store_persistence_ok("rdb");
+  for (const char* reason : kPushRefusalReasons) pushes_refused(reason);  // export zeros
   for (const char* method : kMethods) {
     registry_.counter("chessrl_replay_rpc_requests_total", kCallsHelp,
                       {{"method", method}, {"code", "OK"}});
@@ -134,6 +173,11 @@ void ReplayMetrics::set_store_info(const replay::StoreServerInfo& info) {
   store_last_save.set(static_cast<double>(info.last_save_unix));
 }
 
+metrics::Counter& ReplayMetrics::pushes_refused(std::string_view reason) {
+  return registry_.counter(kPushesRefusedName, kPushesRefusedHelp,
+                           {{"reason", std::string(reason)}});
+}
+
 metrics::Counter& ReplayMetrics::rejected(record::RejectReason reason) {
   return registry_.counter("chessrl_replay_games_rejected_total",
                            "Pushed games refused by validation, by reason",
@@ -158,8 +202,59 @@ Status ReplayServiceImpl::PushGames(grpc::ServerContext* context,
                                     const v1::PushGamesRequest* request,
                                     v1::PushGamesReply* reply) {
   return authorized(metrics_, auth_, *context, rpc::Action::kPushGames, "PushGames", [&] {
+    // gRPC has read and parsed the message; what it holds is counted from here
+    // until the call is answered, and a call that does not fit is answered at once.
+    const std::uint64_t bytes = request->ByteSizeLong();
+    if (Status entered = enter_push(bytes); !entered.ok()) return entered;
+    struct Leave {
+      ReplayServiceImpl& service;
+      std::uint64_t bytes;
+      ~Leave() { service.leave_push(bytes); }
+    } leave{*this, bytes};
     return push(*request, *reply);
   });
+}
+
+Status ReplayServiceImpl::enter_push(std::uint64_t bytes) {
+  const std::uint32_t max_calls = options_.max_push_calls;
+  const std::uint64_t max_bytes = options_.max_push_bytes;
+  if (max_bytes > 0 && bytes > max_bytes) {
+    metrics_.pushes_refused("too_large").inc();
+    return Status(StatusCode::RESOURCE_EXHAUSTED,
+                  "PushGames: the call holds " + mib_text(bytes) + " (" + std::to_string(bytes) +
+                      " bytes), more than all pushes together may (" + std::to_string(max_bytes) +
+                      " bytes, --max-push-bytes); nothing was stored; send fewer games a call");
+  }
+  std::lock_guard lock(push_mutex_);
+  if (max_calls > 0 && pushes_in_flight_ >= max_calls) {
+    metrics_.pushes_refused("busy_calls").inc();
+    return Status(StatusCode::UNAVAILABLE,
+                  "PushGames: replay is busy: " + std::to_string(pushes_in_flight_) +
+                      " pushes in progress, at most " + std::to_string(max_calls) +
+                      " (--max-push-calls); nothing was stored; push again after a backoff");
+  }
+  if (max_bytes > 0 && push_bytes_in_flight_ + bytes > max_bytes) {
+    metrics_.pushes_refused("busy_bytes").inc();
+    return Status(StatusCode::UNAVAILABLE,
+                  "PushGames: replay is busy: the pushes in progress hold " +
+                      mib_text(push_bytes_in_flight_) + ", this call " + mib_text(bytes) +
+                      ", at most " + mib_text(max_bytes) +
+                      " together (--max-push-bytes); nothing was stored; push again after a "
+                      "backoff");
+  }
+  ++pushes_in_flight_;
+  push_bytes_in_flight_ += bytes;
+  metrics_.pushes_in_flight.set(pushes_in_flight_);
+  metrics_.push_bytes_in_flight.set(static_cast<double>(push_bytes_in_flight_));
+  return Status::OK;
+}
+
+void ReplayServiceImpl::leave_push(std::uint64_t bytes) {
+  std::lock_guard lock(push_mutex_);
+  --pushes_in_flight_;
+  push_bytes_in_flight_ -= bytes;
+  metrics_.pushes_in_flight.set(pushes_in_flight_);
+  metrics_.push_bytes_in_flight.set(static_cast<double>(push_bytes_in_flight_));
 }
 
 Status ReplayServiceImpl::push(const v1::PushGamesRequest& request, v1::PushGamesReply& reply) {

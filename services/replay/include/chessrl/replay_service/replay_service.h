@@ -12,12 +12,13 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "chessrl/metrics/registry.h"
+#include "chessrl/record/validation.h"
 #include "chessrl/replay/model_store.h"
 #include "chessrl/replay/replay_store.h"
 #include "chessrl/replay_service/producer_gate.h"
-#include "chessrl/record/validation.h"
 #include "chessrl/rpc/auth.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/v1/models.grpc.pb.h"
@@ -27,7 +28,7 @@ namespace chessrl::replay_service {
 
 struct ReplayServiceOptions {
   record::ValidationLimits limits;
-  std::uint32_t max_sample = 16384;  // positions per Sample call
+  std::uint32_t max_sample = 16384;    // positions per Sample call
   std::uint32_t max_push_games = 256;  // games per PushGames call
   // Training positions per PushGames call of more than one game (one game is
   // bounded by limits.max_plies): self-play's default push, 32 games of at most
@@ -35,6 +36,16 @@ struct ReplayServiceOptions {
   // at most 6,400 with a target on every move. The chart's window of 50,000
   // takes at least 7 such calls to replace, not one.
   std::uint32_t max_push_positions = 8192;
+  // Admission: PushGames calls in the handler at once, and the bytes of their
+  // requests (ByteSizeLong) together. Past either, a call is answered
+  // UNAVAILABLE at once, naming the flag (--max-push-calls, --max-push-bytes),
+  // and counted in chessrl_replay_pushes_refused_total{reason}; self-play keeps
+  // its games and retries with jittered backoff. This bounds what pushes hold
+  // in replay's memory when the store is slower than the producers (measured
+  // defaults: docs/replay.md, "Admission"). A call alone over max_push_bytes is
+  // refused RESOURCE_EXHAUSTED (the pusher splits it). 0: no cap.
+  std::uint32_t max_push_calls = 64;
+  std::uint64_t max_push_bytes = 64ull << 20;
   ProducerOptions producers;  // quarantine, rate limit, per-producer series
 };
 
@@ -52,6 +63,11 @@ struct ReplayMetrics {
   metrics::Gauge& model_version;
   metrics::Gauge& model_download_bytes;  // sizes of the models being downloaded
   metrics::Gauge& model_watchers;        // WatchModels streams open
+  metrics::Gauge& pushes_in_flight;      // PushGames calls admitted and not yet answered
+  metrics::Gauge& push_bytes_in_flight;  // their request bytes
+  // PushGames calls refused at the door: "busy_calls" (--max-push-calls),
+  // "busy_bytes" (--max-push-bytes) or "too_large" (one call over --max-push-bytes).
+  metrics::Counter& pushes_refused(std::string_view reason);
   metrics::Gauge& store_up;
   metrics::Gauge& store_memory_used;
   metrics::Gauge& store_memory_max;
@@ -92,6 +108,10 @@ class ReplayServiceImpl final : public v1::ReplayService::Service {
 
  private:
   grpc::Status push(const v1::PushGamesRequest& request, v1::PushGamesReply& reply);
+  // Takes a place for a call of `bytes` among the pushes in flight, or says
+  // why not (UNAVAILABLE: busy; RESOURCE_EXHAUSTED: the call alone is too big).
+  grpc::Status enter_push(std::uint64_t bytes);
+  void leave_push(std::uint64_t bytes);
   replay::ReplayStore& store_;
   ReplayMetrics& metrics_;
   ReplayServiceOptions options_;
@@ -99,6 +119,9 @@ class ReplayServiceImpl final : public v1::ReplayService::Service {
   ProducerGate producers_;
   std::atomic<std::uint64_t> sample_calls_{0};
   std::uint64_t seed_base_;
+  std::mutex push_mutex_;
+  std::uint32_t pushes_in_flight_ = 0;      // guarded by push_mutex_
+  std::uint64_t push_bytes_in_flight_ = 0;  // guarded by push_mutex_
 };
 
 struct ModelRegistryOptions {
@@ -120,7 +143,7 @@ struct ModelRegistryOptions {
   // answered UNAVAILABLE (the client opens it again with backoff).
   std::uint32_t max_watchers = 512;
   std::uint32_t max_chunk_bytes = 4 << 20;  // PublishModel's data per message
-  std::uint32_t chunk_bytes = 1 << 20;  // GetModel's data per message
+  std::uint32_t chunk_bytes = 1 << 20;      // GetModel's data per message
   int watch_poll_ms = 1000;  // how often a watcher looks for versions other processes published
   // After each publish, every version but the newest keep_models and the best
   // is deleted (0: all are kept).
@@ -174,9 +197,9 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
   ModelRegistryOptions options_;
   const rpc::ServerAuth& auth_;
   std::mutex mutex_;
-  std::condition_variable published_;  // notified on every publish and on stop
-  std::uint64_t publishes_ = 0;        // guarded by mutex_
-  bool stopping_ = false;              // guarded by mutex_
+  std::condition_variable published_;    // notified on every publish and on stop
+  std::uint64_t publishes_ = 0;          // guarded by mutex_
+  bool stopping_ = false;                // guarded by mutex_
   std::uint64_t downloading_bytes_ = 0;  // guarded by mutex_: GetModel calls in flight
   std::uint32_t watchers_ = 0;           // guarded by mutex_: WatchModels streams open
 };
