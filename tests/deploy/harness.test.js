@@ -237,3 +237,21 @@ test("helm upgrade keeps the live generated Secrets, as the chart's lookup does"
   assert.equal(c.find('Secret', 'r-auth').data.selfplay, 'b2xk', 'a regenerated token would lock the running pods out');
   assert.equal(c.find('Secret', 'r-other').data.k, 'ZnJlc2g=', 'a new Secret is applied as rendered');
 });
+
+test('the shards scenario (values-shards.yaml): each shard a pod with its own claim, each of replay\'s --redis-shards a name of one', () => {
+  const { pods, dataDir } = plan(render(['-f', path.join(__dirname, 'values-shards.yaml')]));
+  const shards = Object.keys(pods).filter((n) => n.startsWith('chess-rl-redis-')).sort();
+  assert.deepEqual(shards, ['chess-rl-redis-0', 'chess-rl-redis-1']);
+  const replay = pods[Object.keys(pods).find((n) => n.startsWith('chess-rl-replay-'))].args;
+  const list = after(replay, '--redis-shards')[0];
+  assert.ok(list, `replay has no --redis-shards: ${replay.join(' ')}`);
+  const addresses = list.split(',');
+  assert.equal(addresses.length, 2);
+  addresses.forEach((a, i) => {
+    const [host, port] = a.split(':');
+    assert.equal(port, '6379');
+    assert.deepEqual(shards.filter((s) => pods[s].aliases.includes(host)), [`chess-rl-redis-${i}`], `${host}: not a name of shard ${i} alone`);
+    const vols = after(pods[`chess-rl-redis-${i}`].args, '--volume');
+    assert.ok(vols.includes(`${path.join(dataDir, 'pvc', `data-chess-rl-redis-${i}`)}:/data`), vols.join(' '));
+  });
+});
