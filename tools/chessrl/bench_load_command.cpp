@@ -16,16 +16,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "bench_load_fanin.h"
+#include "bench_load_support.h"
 #include "bench_replay_shared.h"
 #include "bench_util.h"
 #include "chessrl/core/error.h"
@@ -64,11 +64,11 @@ struct ThreadRecord {
   std::vector<double> latencies_ms;
   std::vector<std::string> acked;
   std::uint64_t positions = 0;
-  std::uint64_t retried_games = 0;  // per-game statuses other than STORED/DUPLICATE/REJECTED
+  std::uint64_t retried_games = 0;   // per-game statuses other than STORED/DUPLICATE/REJECTED
   std::uint64_t duplicate_acks = 0;  // retries answered DUPLICATE (counted as stored)
   std::uint64_t unexpected_duplicates = 0;  // DUPLICATE for an id never sent before
   std::uint64_t rejected = 0;
-  std::uint64_t unresolved = 0;  // still not acknowledged when the drain ended
+  std::uint64_t unresolved = 0;                 // still not acknowledged when the drain ended
   std::map<std::string, std::uint64_t> errors;  // failed calls by code
   std::string first_rejection;
 };
@@ -80,8 +80,8 @@ struct RunResult {
   ThreadRecord sample;  // merged over the samplers (acked/positions unused)
   std::uint64_t sampled_positions = 0;
   std::uint64_t lost = 0;
-  std::uint64_t duplicated = 0;         // ids acknowledged STORED more than once
-  std::uint64_t window_duplicates = 0;  // ids in the window more than once
+  std::uint64_t duplicated = 0;             // ids acknowledged STORED more than once
+  std::uint64_t window_duplicates = 0;      // ids in the window more than once
   std::uint64_t unacknowledged_stored = 0;  // in the window, never acknowledged
   std::uint64_t missing_markers = 0;
   std::uint64_t missing_positions = 0;
@@ -94,13 +94,6 @@ struct RunResult {
            push.unexpected_duplicates == 0;
   }
 };
-
-double percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 void merge(ThreadRecord& into, ThreadRecord&& from) {
   into.latencies_ms.insert(into.latencies_ms.end(), from.latencies_ms.begin(),
@@ -115,14 +108,6 @@ void merge(ThreadRecord& into, ThreadRecord&& from) {
   into.unresolved += from.unresolved;
   for (const auto& [code, n] : from.errors) into.errors[code] += n;
   if (into.first_rejection.empty()) into.first_rejection = from.first_rejection;
-}
-
-// "PushGames: UNAVAILABLE: ..." -> "UNAVAILABLE".
-std::string error_code(const std::string& error) {
-  const auto colon = error.find(": ");
-  if (colon == std::string::npos) return error.substr(0, 40);
-  const auto end = error.find(':', colon + 2);
-  return error.substr(colon + 2, end == std::string::npos ? std::string::npos : end - colon - 2);
 }
 
 struct PendingGame {
@@ -209,66 +194,18 @@ ThreadRecord draw_samples(const LoadOptions& o, const rpc::ClientOptions& client
   return out;
 }
 
-// Walks window entries [ARGV[2], ARGV[3]] inside Redis: {positions missing,
-// markers missing, ids...}. In slices, so no call holds Redis (or redis-cli's
-// 10 s wait for an answer) long.
-constexpr const char* kCheckScript = R"lua(
-local prefix = ARGV[1]
-local window = redis.call('LRANGE', prefix .. ':window', tonumber(ARGV[2]), tonumber(ARGV[3]))
-local missing_positions, missing_markers = 0, 0
-local out = {0, 0}
-for _, entry in ipairs(window) do
-  local seq, count, id = string.match(entry, '^(%d+) (%d+) (.+)$')
-  for s = tonumber(seq), tonumber(seq) + tonumber(count) - 1 do
-    if redis.call('EXISTS', prefix .. ':pos:' .. s) == 0 then missing_positions = missing_positions + 1 end
-  end
-  if redis.call('EXISTS', prefix .. ':game:' .. id) == 0 then missing_markers = missing_markers + 1 end
-  out[#out + 1] = id
-end
-out[1], out[2] = missing_positions, missing_markers
-return out
-)lua";
-
 void check_against_redis(const harness::RedisServer& redis, bool sabotage, RunResult& r) {
   if (sabotage) {
     redis.cli({"LPOP", "chessrl:window"});
     const std::string last = redis.cli({"LINDEX", "chessrl:window", "-1"});
     redis.cli({"RPUSH", "chessrl:window", last});
   }
-  constexpr long kSlice = 2000;
-  std::vector<std::string> ids = {"0", "0"};
-  for (long first = 0;; first += kSlice) {
-    const std::string text = redis.cli({"EVAL", kCheckScript, "0", "chessrl", std::to_string(first),
-                                        std::to_string(first + kSlice - 1)});
-    std::istringstream lines(text);
-    std::string line;
-    std::vector<std::string> slice;
-    while (std::getline(lines, line)) slice.push_back(line);
-    if (slice.size() < 2) {
-      ids.clear();
-      break;
-    }
-    ids[0] = std::to_string(std::stoull(ids[0]) + std::stoull(slice[0]));
-    ids[1] = std::to_string(std::stoull(ids[1]) + std::stoull(slice[1]));
-    ids.insert(ids.end(), slice.begin() + 2, slice.end());
-    if (static_cast<long>(slice.size()) - 2 < kSlice) break;
-  }
-  if (ids.size() < 2) {
-    std::ifstream log(redis.dir() + "/redis.log");
-    std::string tail, l;
-    std::vector<std::string> last;
-    while (std::getline(log, l)) {
-      last.push_back(l);
-      if (last.size() > 15) last.erase(last.begin());
-    }
-    for (const auto& x : last) tail += x + "\n";
-    throw Error("bench load: the window check script did not answer; redis.log ends:\n" + tail);
-  }
-  r.missing_positions = std::stoull(ids[0]);
-  r.missing_markers = std::stoull(ids[1]);
+  const WindowScan scan = scan_window(redis);
+  r.missing_positions = scan.missing_positions;
+  r.missing_markers = scan.missing_markers;
   std::unordered_map<std::string, int> in_window;
-  in_window.reserve(ids.size());
-  for (std::size_t i = 2; i < ids.size(); ++i) ++in_window[ids[i]];
+  in_window.reserve(scan.ids.size());
+  for (const auto& id : scan.ids) ++in_window[id];
   for (const auto& [id, n] : in_window)
     if (n > 1) ++r.window_duplicates;
   std::unordered_map<std::string, int> acked;
@@ -281,36 +218,6 @@ void check_against_redis(const harness::RedisServer& redis, bool sabotage, RunRe
   }
   for (const auto& [id, n] : in_window)
     if (!acked.contains(id)) ++r.unacknowledged_stored;
-}
-
-// Starts redis-server again from `redis`'s redis.conf (same port, same directory,
-// so it loads its AOF) after redis.kill(), and waits until it answers PING: as
-// long as loading the AOF takes, up to `patience` (RedisServer::restart gives up
-// after 10 s, too short for a large AOF on a loaded machine).
-std::unique_ptr<Child> restart_redis(const harness::RedisServer& redis, std::chrono::seconds patience) {
-  auto program = find_program("redis-server");
-  if (!program) throw Error("bench load: redis-server not found");
-  ChildSpec spec;
-  spec.name = "redis";
-  spec.argv = {*program, redis.dir() + "/redis.conf"};
-  spec.log_path = redis.dir() + "/restart.log";
-  auto child = Child::start(spec).value_or_throw();
-  const auto deadline = Clock::now() + patience;
-  std::string answer;
-  while (Clock::now() < deadline) {
-    if (child->exited())
-      throw Error("bench load: redis-server exited at restart (" + child->status() + "):\n" +
-                  child->log_tail(10));
-    try {
-      answer = redis.cli({"PING"});
-      if (answer == "PONG") return child;
-    } catch (const Error& e) {
-      answer = e.what();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  throw Error("bench load: redis-server did not answer PING within " +
-              std::to_string(patience.count()) + " s of its restart (last answer: " + answer + ")");
 }
 
 RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::Game>& pool) {
@@ -343,7 +250,8 @@ RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::
   std::vector<std::thread> sampler_threads;
   for (int s = 0; s < o.samplers; ++s)
     sampler_threads.emplace_back([&, s] {
-      samplers[std::size_t(s)] = draw_samples(o, client_options, stop_sampling, sampled[std::size_t(s)]);
+      samplers[std::size_t(s)] =
+          draw_samples(o, client_options, stop_sampling, sampled[std::size_t(s)]);
     });
 
   ProgressLine progress;
@@ -394,7 +302,8 @@ RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::
 
 std::string errors_text(const std::map<std::string, std::uint64_t>& errors) {
   std::string s;
-  for (const auto& [code, n] : errors) s += (s.empty() ? "" : ", ") + code + " " + std::to_string(n);
+  for (const auto& [code, n] : errors)
+    s += (s.empty() ? "" : ", ") + code + " " + std::to_string(n);
   return s.empty() ? "none" : s;
 }
 
@@ -414,9 +323,8 @@ void print_results(const LoadOptions& o, std::vector<RunResult>& runs) {
     std::snprintf(buf, sizeof buf, format, v);
     return std::string(buf);
   };
-  row("producers x seconds", [&](RunResult& r) {
-    return std::to_string(o.producers) + " x " + num(r.seconds, "%.1f");
-  });
+  row("producers x seconds",
+      [&](RunResult& r) { return std::to_string(o.producers) + " x " + num(r.seconds, "%.1f"); });
   row("games acknowledged", [&](RunResult& r) { return num(double(r.push.acked.size())); });
   row("positions", [&](RunResult& r) { return num(double(r.push.positions)); });
   row("games/s", [&](RunResult& r) { return num(double(r.push.acked.size()) / r.seconds); });
@@ -447,22 +355,26 @@ void print_results(const LoadOptions& o, std::vector<RunResult>& runs) {
   row("missing position keys / markers", [&](RunResult& r) {
     return num(double(r.missing_positions)) + " / " + num(double(r.missing_markers));
   });
-  row("stored, never acknowledged", [&](RunResult& r) { return num(double(r.unacknowledged_stored)); });
+  row("stored, never acknowledged",
+      [&](RunResult& r) { return num(double(r.unacknowledged_stored)); });
   row("chessrl-replay RSS at the end", [&](RunResult& r) {
-    return r.service_rss_kb < 0 ? std::string("?") : num(double(r.service_rss_kb) / 1024, "%.0f MiB");
+    return r.service_rss_kb < 0 ? std::string("?")
+                                : num(double(r.service_rss_kb) / 1024, "%.0f MiB");
   });
   row("Redis used_memory at the end", [&](RunResult& r) { return r.redis_used_memory; });
   for (const auto& r : runs)
     if (!r.push.first_rejection.empty())
-      std::printf("\n%s: first rejected game: %s\n", r.scenario.c_str(), r.push.first_rejection.c_str());
+      std::printf("\n%s: first rejected game: %s\n", r.scenario.c_str(),
+                  r.push.first_rejection.c_str());
 }
 
 int run_load_bench(const LoadOptions& o) {
   const std::vector<v1::Game> pool = synthetic_game_pool(o.plies, o.target_fraction, "bench-load");
-  std::printf("chessrl bench load: chessrl-replay over a private redis-server (appendfsync always), "
-              "%d producers (%d games per PushGames) and %d samplers (%d positions per Sample) "
-              "for %.0f s\n\n",
-              o.producers, o.push_batch, o.samplers, o.sample_count, o.seconds);
+  std::printf(
+      "chessrl bench load: chessrl-replay over a private redis-server (appendfsync always), "
+      "%d producers (%d games per PushGames) and %d samplers (%d positions per Sample) "
+      "for %.0f s\n\n",
+      o.producers, o.push_batch, o.samplers, o.sample_count, o.seconds);
   std::vector<RunResult> runs;
   if (o.scenario != "kill") runs.push_back(run_load(o, false, pool));
   if (o.scenario != "plain") runs.push_back(run_load(o, true, pool));
@@ -478,23 +390,28 @@ int run_load_bench(const LoadOptions& o) {
 
 void add_bench_load_command(CLI::App& bench) {
   auto o = std::make_shared<LoadOptions>();
+  auto f = std::make_shared<FanInOptions>();
   CLI::App* cmd = bench.add_subcommand(
-      "load", "The replay service under load (chessrl-replay over a private redis-server), then "
-              "every acknowledged game checked in Redis: none lost, none twice; also with Redis "
-              "killed and restarted during the load. Exits 1 on a lost or duplicated game");
+      "load",
+      "The replay service under load (chessrl-replay over private redis-servers), then "
+      "every acknowledged game checked in Redis: none lost, none twice. Closed loop "
+      "(each producer pushes again as soon as answered; also with Redis killed and "
+      "restarted), or with --rate an open loop of self-play push buffers (also over "
+      "--shards with one killed, or an --overload). Exits 1 on a lost or duplicated game");
   cmd->add_option("--producers", o->producers, "threads pushing games, one gRPC channel each")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--samplers", o->samplers, "threads calling Sample")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
-  cmd->add_option("--seconds", o->seconds, "length of each run")
+  cmd->add_option("--seconds,--duration", o->seconds,
+                  "length of each run (with --overload: of the overload)")
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
   add_game_options(*cmd, o->push_batch, 256, o->sample_count, o->plies, o->target_fraction);
   cmd->add_option("--scenario", o->scenario,
-                  "steady (plain), Redis killed with SIGKILL at a third of the run and restarted "
-                  "(kill), or one after the other (both)")
+                  "closed loop: steady (plain), Redis killed with SIGKILL at a third of the run "
+                  "and restarted (kill), or one after the other (both)")
       ->check(CLI::IsMember({"plain", "kill", "both"}))
       ->capture_default_str();
   cmd->add_option("--down", o->down_seconds, "seconds Redis stays down in the kill scenario")
@@ -508,9 +425,73 @@ void add_bench_load_command(CLI::App& bench) {
                   "where chessrl-replay is (default: beside this program, or the build tree)");
   cmd->add_flag("--sabotage", o->sabotage, "test of the check: drop one game, double another")
       ->group("");
-  cmd->callback([o] {
-    const int status = run_load_bench(*o);
-    if (status != 0) throw Error("bench load: the check failed");
+  // The open loop (bench_load_fanin.h).
+  auto* rate = cmd->add_option("--rate", f->rate,
+                               "open loop: games a second each producer makes, pushed by "
+                               "self-play's own buffer (32-game pushes unless --push-batch)")
+                   ->check(CLI::Range(0.0001, 10000.0));
+  auto* buffer = cmd->add_option("--buffer-games", f->buffer_games,
+                                 "open loop: each producer's buffer (the oldest shed when full)")
+                     ->check(CLI::Range(1, 1 << 20))
+                     ->capture_default_str();
+  auto* shards =
+      cmd->add_option("--shards", f->shards,
+                      "open loop: redis-servers, chessrl-replay --redis-shards over them")
+          ->check(CLI::Range(1, 64))
+          ->capture_default_str();
+  auto* kill = cmd->add_option("--kill-shard-at", f->kill_shard_at,
+                               "open loop: SIGKILL the last shard this many seconds in")
+                   ->check(CLI::Range(0.0, 3600.0));
+  auto* restart = cmd->add_option("--restart-after", f->restart_after,
+                                  "open loop: seconds the killed shard stays down")
+                      ->check(CLI::Range(0.0, 600.0))
+                      ->capture_default_str();
+  auto* overload =
+      cmd->add_option("--overload", f->overload,
+                      "open loop: measure what the service takes (--measure s at full speed), "
+                      "offer this multiple of it for --seconds, then half of it until the "
+                      "backlog drains (at most --recover-limit s)")
+          ->check(CLI::Range(1.0, 100.0));
+  auto* measure = cmd->add_option("--measure", f->measure_seconds,
+                                  "open loop: seconds at full speed before --overload")
+                      ->check(CLI::Range(4.0, 600.0))
+                      ->capture_default_str();
+  auto* recover = cmd->add_option("--recover-limit", f->recover_limit,
+                                  "open loop: seconds the backlog may take to drain after "
+                                  "--overload")
+                      ->check(CLI::Range(1.0, 3600.0))
+                      ->capture_default_str();
+  auto* push_batch = cmd->get_option("--push-batch");
+  cmd->callback([o, f, rate, buffer, shards, kill, restart, overload, measure, recover, push_batch,
+                 cmd] {
+    const bool open_loop = rate->count() > 0 || overload->count() > 0;
+    if (!open_loop) {
+      for (auto* option : {buffer, shards, kill, restart, measure, recover})
+        if (option->count() > 0)
+          throw Error("bench load: " + option->get_name() + " needs --rate or --overload");
+      const int status = run_load_bench(*o);
+      if (status != 0) throw Error("bench load: the check failed");
+      return;
+    }
+    if (cmd->get_option("--scenario")->count() > 0 || cmd->get_option("--sabotage")->count() > 0)
+      throw Error("bench load: --scenario and --sabotage are for the closed loop (without --rate)");
+    if (rate->count() > 0 && overload->count() > 0)
+      throw Error(
+          "bench load: --rate and --overload exclude each other (--overload finds its rate)");
+    if (overload->count() > 0 && kill->count() > 0)
+      throw Error("bench load: --kill-shard-at is not part of the --overload scenario");
+    f->producers = o->producers;
+    f->samplers = o->samplers;
+    f->seconds = o->seconds;
+    f->sample_count = o->sample_count;
+    f->plies = o->plies;
+    f->target_fraction = o->target_fraction;
+    f->drain_seconds = o->drain_seconds;
+    f->bin_dir = o->bin_dir;
+    if (push_batch->count() > 0) f->push_batch = o->push_batch;
+    if (f->kill_shard_at >= f->seconds)
+      throw Error("bench load: --kill-shard-at must fall inside --seconds");
+    if (run_fanin_bench(*f) != 0) throw Error("bench load: the check failed");
   });
 }
 
