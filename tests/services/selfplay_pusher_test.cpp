@@ -197,6 +197,85 @@ double value(metrics::Registry& registry, const std::string& name,
   return registry.counter(name, "x", labels).value();
 }
 
+// The backoff's jitter: waits within [min, max], each pusher (seed) its own,
+// spread out at the ceiling rather than all equal to it.
+TEST(RetryDelays, WaitsStayWithinMinAndMaxAndTwoSeedsDiffer) {
+  RetryDelays a(100ms, 5000ms, 1), b(100ms, 5000ms, 2), a_again(100ms, 5000ms, 1);
+  std::vector<std::chrono::milliseconds> waits_a, waits_b;
+  for (int i = 0; i < 40; ++i) {
+    waits_a.push_back(a.next());
+    waits_b.push_back(b.next());
+    EXPECT_EQ(a_again.next(), waits_a.back()) << "the same seed, the same waits";
+  }
+  for (const auto& waits : {waits_a, waits_b}) {
+    for (const auto wait : waits) {
+      EXPECT_GE(wait, 100ms);
+      EXPECT_LE(wait, 5000ms);
+    }
+    EXPECT_LE(waits[0], 200ms);  // the first: between min and twice min
+    EXPECT_GT(waits[0], 0ms);
+  }
+  EXPECT_NE(waits_a, waits_b);
+  // At the ceiling (from the 7th wait on: 100 ms doubled 6 times is past 5 s),
+  // waits are spread over [max / 2, max], not all at max.
+  std::set<std::chrono::milliseconds::rep> at_ceiling;
+  for (std::size_t i = 7; i < waits_a.size(); ++i) {
+    EXPECT_GE(waits_a[i], 2500ms);
+    at_ceiling.insert(waits_a[i].count());
+  }
+  EXPECT_GE(at_ceiling.size(), 20u) << "waits at the ceiling are not spread";
+  // Two pushers' first waits after one refusal: over 100 pushers, spread too.
+  std::set<std::chrono::milliseconds::rep> first_waits;
+  for (std::uint64_t seed = 1; seed <= 100; ++seed)
+    first_waits.insert(RetryDelays(100ms, 5000ms, seed).next().count());
+  EXPECT_GE(first_waits.size(), 40u);
+  // A reset starts from the bottom; a cap (a flush) bounds a wait.
+  a.reset();
+  EXPECT_LE(a.next(), 200ms);
+  for (int i = 0; i < 10; ++i) EXPECT_LE(a.next(1000ms), 1000ms);
+  // min == max: always that.
+  RetryDelays fixed(50ms, 50ms, 3);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(fixed.next(), 50ms);
+}
+
+// Two pushers refused at once retry at times of their own, never sooner than
+// the minimum backoff.
+TEST(GamePusher, TwoPushersRefusedAtOnceRetryAtDifferentTimes) {
+  FakeReplay replay_a, replay_b;
+  replay_a.set_up(false);
+  replay_b.set_up(false);
+  Lines log;
+  metrics::Registry registry_a, registry_b;
+  GamePusherOptions options = fast_pusher_options();
+  options.backoff_min = 5ms;
+  options.backoff_max = 40ms;
+  options.jitter_seed = 11;
+  GamePusher a(replay_a.function(), options, registry_a, log.function());
+  options.jitter_seed = 12;
+  GamePusher b(replay_b.function(), options, registry_b, log.function());
+  for (int i = 0; i < 4; ++i) {  // a full batch each: both push at once
+    a.add(numbered(i));
+    b.add(numbered(i));
+  }
+  ASSERT_TRUE(eventually([&] { return replay_a.calls() >= 8 && replay_b.calls() >= 8; }));
+  const auto gaps = [](const std::vector<Clock::time_point>& times) {
+    std::vector<double> out;
+    for (std::size_t i = 1; i < 8; ++i)
+      out.push_back(std::chrono::duration<double, std::milli>(times[i] - times[i - 1]).count());
+    return out;
+  };
+  const std::vector<double> gaps_a = gaps(replay_a.call_times());
+  const std::vector<double> gaps_b = gaps(replay_b.call_times());
+  for (const auto& g : {gaps_a, gaps_b}) {
+    for (const double gap : g) EXPECT_GE(gap, 5.0);  // a wait is at least backoff_min
+  }
+  EXPECT_NE(gaps_a, gaps_b);
+  replay_a.set_up(true);
+  replay_b.set_up(true);
+  ASSERT_TRUE(eventually([&] { return a.buffered() == 0 && b.buffered() == 0; }));
+  EXPECT_EQ(replay_a.stored(), ids(0, 4));
+  EXPECT_EQ(replay_b.stored(), ids(0, 4));
+}
 
 TEST(GamePusher, BuffersThroughAnOutageAndPushesEverythingOnceInOrder) {
   FakeReplay replay;

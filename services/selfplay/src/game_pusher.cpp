@@ -42,11 +42,31 @@ constexpr std::chrono::milliseconds kFlushBackoffMax{1000};
 // Failed appends to --acked-log: the first few are all logged, then one in 100.
 constexpr std::uint64_t kAckedLogFailuresLoggedInFull = 5;
 
+// 64 bits from the system's entropy (32 a call).
+std::uint64_t random_seed() {
+  std::random_device device;
+  return (std::uint64_t(device()) << 32) ^ device();
+}
+
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
 }  // namespace
+
+RetryDelays::RetryDelays(std::chrono::milliseconds min, std::chrono::milliseconds max,
+                         std::uint64_t seed)
+    : min_(min), max_(std::max(min, max)), rng_(seed) {}
+
+std::chrono::milliseconds RetryDelays::next(std::chrono::milliseconds cap) {
+  if (ceiling_.count() == 0) ceiling_ = std::min(2 * min_, max_);
+  const std::chrono::milliseconds high = std::min(ceiling_, cap);
+  const std::chrono::milliseconds low = std::min(std::max(min_, high / 2), high);
+  std::uniform_int_distribution<std::chrono::milliseconds::rep> draw(low.count(), high.count());
+  const std::chrono::milliseconds wait{draw(rng_)};
+  ceiling_ = std::min(ceiling_ * 2, max_);
+  return wait;
+}
 
 Result<void> GamePusherOptions::validate() const {
   if (buffer_games < 1) return fail("--buffer-games must be at least 1");
@@ -142,7 +162,9 @@ GamePusher::GamePusher(PushFunction push, GamePusherOptions options, metrics::Re
           "chessrl_selfplay_games_lost_total",
           "Finished games still buffered when a stop's flush ran out of time (--flush-timeout): "
           "never pushed to the replay service, lost")),
-      registry_(registry) {
+      registry_(registry),
+      retry_delays_(options_.backoff_min, options_.backoff_max,
+                    options_.jitter_seed != 0 ? options_.jitter_seed : random_seed()) {
   options_.validate().value_or_throw();
   batch_limit_ = options_.batch_games;
   for (const grpc::StatusCode code : kRefusalCodes) {
@@ -204,8 +226,7 @@ std::size_t GamePusher::flush(std::chrono::milliseconds timeout) {
   if (thread_.joinable() && !stopping_) {
     flushing_ = true;
     flush_deadline_ = Clock::now() + timeout;
-    retry_at_ = Clock::time_point{};
-    backoff_ = std::min(backoff_, kFlushBackoffMax);
+    retry_at_ = Clock::time_point{};  // a retry now; the next waits at most kFlushBackoffMax
     wake_.notify_all();
     drained_.wait_until(lock, flush_deadline_, [this] { return buffer_.empty(); });
     stopping_ = true;
@@ -307,16 +328,14 @@ void GamePusher::on_failure(const std::string& error) {
     outage_start_ = now;
     outage_failures_ = 0;
     outage_shed_before_ = stats_.shed;
-    backoff_ = options_.backoff_min;
+    retry_delays_.reset();
     log_("cannot push to the replay service (" + error + "); keeping the " +
          std::to_string(buffer_.size()) +
          " buffered games and retrying with backoff until it answers");
-  } else {
-    backoff_ = std::min(backoff_ * 2, options_.backoff_max);
   }
-  if (flushing_) backoff_ = std::min(backoff_, kFlushBackoffMax);
   ++outage_failures_;
-  retry_at_ = now + backoff_;
+  retry_at_ =
+      now + retry_delays_.next(flushing_ ? kFlushBackoffMax : std::chrono::milliseconds::max());
 }
 
 void GamePusher::on_refused(std::size_t n, grpc::StatusCode code, const std::string& error) {
@@ -358,7 +377,7 @@ void GamePusher::end_outage() {
                 static_cast<unsigned long long>(stats_.shed - outage_shed_before_));
   log_(line);
   outage_ = false;
-  backoff_ = std::chrono::milliseconds{0};
+  retry_delays_.reset();
   retry_at_ = Clock::time_point{};
 }
 
@@ -442,12 +461,10 @@ void GamePusher::apply(const v1::PushGamesRequest& request, const v1::PushGamesR
     }
     buffer_.insert(buffer_.begin(), std::make_move_iterator(again.begin()),
                    std::make_move_iterator(again.end()));
-    backoff_ =
-        backoff_.count() == 0 ? options_.backoff_min : std::min(backoff_ * 2, options_.backoff_max);
-    if (flushing_) backoff_ = std::min(backoff_, kFlushBackoffMax);
-    retry_at_ = Clock::now() + backoff_;
+    retry_at_ = Clock::now() +
+                retry_delays_.next(flushing_ ? kFlushBackoffMax : std::chrono::milliseconds::max());
   } else {
-    backoff_ = std::chrono::milliseconds{0};
+    retry_delays_.reset();
   }
 }
 

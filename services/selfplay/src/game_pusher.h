@@ -3,8 +3,10 @@
 // order, in batches of up to `batch_games` (or what is there every
 // `interval`), through an injected push function. A push that fails with a
 // code that may pass (UNAVAILABLE, a deadline; also a bad token, INTERNAL:
-// nothing about the games) keeps its games and is retried forever with
-// exponential backoff (ids make a repeated push store each game once); the
+// nothing about the games; also replay's admission refusal) keeps its games and
+// is retried forever with jittered exponential backoff (RetryDelays: pushers
+// refused at once come back spread out; ids make a repeated push store each
+// game once); the
 // start and the end of an outage are logged once each. A push refused for
 // what it carries (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, OUT_OF_RANGE,
 // FAILED_PRECONDITION, DATA_LOSS) is sent again in halves until the game
@@ -30,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -75,6 +78,26 @@ class AckedLog {
   int fd_;
 };
 
+// The pusher's waits between failed pushes: a ceiling that starts at twice
+// `min` (at most `max`) and doubles after each wait up to `max`, each wait drawn
+// uniformly from [max(min, ceiling / 2), ceiling] ("equal jitter"). A thousand
+// pushers refused at the same moment so come back spread over time, not in
+// step, and never sooner than `min` or later than `max`. Not thread-safe.
+class RetryDelays {
+ public:
+  RetryDelays(std::chrono::milliseconds min, std::chrono::milliseconds max, std::uint64_t seed);
+  // The wait before the next retry, at most `cap`; then the ceiling doubles.
+  std::chrono::milliseconds next(std::chrono::milliseconds cap = std::chrono::milliseconds::max());
+  // After a push that went through: the next failure starts from the bottom again.
+  void reset() { ceiling_ = std::chrono::milliseconds{0}; }
+
+ private:
+  std::chrono::milliseconds min_;
+  std::chrono::milliseconds max_;
+  std::chrono::milliseconds ceiling_{0};  // 0: no failure since the last reset
+  std::mt19937_64 rng_;
+};
+
 struct GamePusherOptions {
   std::size_t buffer_games = 4096;           // games held at most (sent or not yet acknowledged)
   std::size_t batch_games = 32;              // games per push at most
@@ -83,6 +106,8 @@ struct GamePusherOptions {
   // A retry at most every 5 s: games flow again within seconds of the replay service's
   // return, even after a long outage (one small RPC per pod per 5 s meanwhile).
   std::chrono::milliseconds backoff_max{5000};
+  // Seeds the backoff's jitter; 0: drawn at random, so every pusher has its own.
+  std::uint64_t jitter_seed = 0;
   std::shared_ptr<AckedLog> acked_log;  // null: none
   Result<void> validate() const;
 };
@@ -184,7 +209,7 @@ class GamePusher {
   bool flushing_ = false;
   Clock::time_point flush_deadline_ = Clock::time_point::max();
   Clock::time_point retry_at_{};  // no push before this (backoff)
-  std::chrono::milliseconds backoff_{0};
+  RetryDelays retry_delays_;
   // The outage in progress, if any.
   bool outage_ = false;
   Clock::time_point outage_start_{};
