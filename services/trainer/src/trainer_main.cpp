@@ -43,6 +43,7 @@ struct Settings {
   std::string registry;  // empty: --replay
   std::string data;
   std::uint32_t max_sample = 16384;
+  int sample_inflight = chessrl::trainer_service::kDefaultSampleInflight;
   std::string metrics_listen = "0.0.0.0:9100";
   std::string probe_listen = "off";  // the chart's probes: --probe-listen
   std::string net = chessrl::nn::kDefaultNet;
@@ -88,6 +89,11 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--max-sample", s.max_sample,
                  "most positions per Sample call (the replay service's --max-sample must allow it)")
       ->check(CLI::Range(1u, 65536u))
+      ->capture_default_str();
+  app.add_option("--sample-inflight", s.sample_inflight,
+                 "Sample calls kept in flight, each decoded on a thread of its own, ahead of the "
+                 "batches (1: one call at a time, decoded on the prefetch thread)")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
       ->check(CLI::Range(1, 3600))
@@ -308,8 +314,10 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   } else {
     client_options.address = s.replay;
     auto client = std::make_shared<chessrl::rpc::ReplayClient>(client_options);
-    source = std::make_unique<chessrl::trainer_service::ReplaySource>(std::move(client), s.max_sample);
-    log("training on positions sampled from the replay service at " + s.replay);
+    source = std::make_unique<chessrl::trainer_service::ReplaySource>(std::move(client), s.max_sample,
+                                                                    s.sample_inflight);
+    log("training on positions sampled from the replay service at " + s.replay + " (" +
+        std::to_string(s.sample_inflight) + " Sample call(s) in flight)");
   }
 
   // Where models go (rank 0 only).
