@@ -35,6 +35,9 @@ void add_bench_abuse_command(CLI::App& bench);
 // `bench selfplay-stop`, under the bench command: chessrl-selfplay from SIGTERM
 // to exit, with a full push buffer and with an empty one (CHESSRL_SERVICES only).
 void add_bench_selfplay_stop_command(CLI::App& bench);
+// `bench capacity`, under the bench command: per-unit Redis and replay costs
+// from Redis's own accounting and the capacity model (CHESSRL_SERVICES only).
+void add_bench_capacity_command(CLI::App& bench);
 // `bench train`, under the bench command: data-parallel training throughput
 // (it also runs as one of its own worker ranks).
 void add_bench_train_command(CLI::App& bench);
