@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -62,7 +63,11 @@ selfplay_service::PushFunction recorded_push(const std::string& address, PushRec
   rpc::ClientOptions options;
   options.address = address;
   options.attempts = 1;
-  auto channel = rpc::make_channel(options);
+  // Its own connection, as a pod in its own process has: gRPC otherwise
+  // shares one among the channels of a process with the same target and arguments.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto channel = rpc::make_channel(options, args);
   return [options, channel, &record](
              const v1::PushGamesRequest& request,
              selfplay_service::Clock::time_point deadline) -> rpc::RpcResult<v1::PushGamesReply> {
@@ -104,6 +109,7 @@ struct Producer {
 struct ServiceWatch {
   long peak_rss_kb = -1;  // VmHWM at the end
   long max_threads = 0;
+  long max_descriptors = 0;
   std::size_t metrics_bytes = 0;
   std::size_t metrics_series = 0;
   double scrape_ms_max = 0;
@@ -111,6 +117,15 @@ struct ServiceWatch {
   std::string last_metrics;
   std::string scrape_error;
 };
+
+long descriptors_of(int pid) {
+  std::error_code error;
+  long n = 0;
+  for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", error), end;
+       !error && it != end; it.increment(error))
+    ++n;
+  return n;
+}
 
 long threads_of(int pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -317,6 +332,7 @@ int run_fanin_bench(const FanInOptions& o) {
       sum.rejected += s.rejected;
       sum.dropped += s.dropped;
       sum.shed += s.shed;
+      sum.store_failed += s.store_failed;
       sum.failures += s.failures;
       sum.buffered += s.buffered;
     }
@@ -332,6 +348,7 @@ int run_fanin_bench(const FanInOptions& o) {
       if (Clock::now() - last_scrape > std::chrono::seconds(10)) {
         scrape(replay.metrics_port, watch);
         watch.max_threads = std::max(watch.max_threads, threads_of(pid));
+        watch.max_descriptors = std::max(watch.max_descriptors, descriptors_of(pid));
         last_scrape = Clock::now();
       }
       const auto t = totals();
@@ -454,6 +471,18 @@ int run_fanin_bench(const FanInOptions& o) {
     if (!acked.contains(id)) ++unacknowledged;
   }
   replay.child->stop(std::chrono::seconds(10));
+  // Each channel's poller stops within its 100 ms slice: 1,000 of them one
+  // after the other would take 100 s.
+  {
+    std::vector<std::thread> closers;
+    const std::size_t per = 16;
+    for (std::size_t first = 0; first < producers.size(); first += per)
+      closers.emplace_back([&, first] {
+        for (std::size_t i = first; i < std::min(first + per, producers.size()); ++i)
+          producers[i]->pusher.reset();
+      });
+    for (auto& c : closers) c.join();
+  }
 
   // The report.
   std::printf("\n| measure | value |\n| --- | ---: |\n");
@@ -481,6 +510,8 @@ int run_fanin_bench(const FanInOptions& o) {
   row("games acknowledged (stored + retry duplicates)",
       num(double(t.pushed())) + " (" + num(double(t.pushed()) / run_seconds, "%.1f") + "/s)");
   row("games shed by full buffers", num(double(t.shed)));
+  row("games answered FAILED (kept, pushed again) / retries answered DUPLICATE",
+      num(double(t.store_failed)) + " / " + num(double(t.duplicates)));
   row("push calls answered", num(double(latencies.size())));
   const double p50 = percentile(latencies, 0.5), p99 = percentile(latencies, 0.99),
                pmax = percentile(latencies, 1.0);
@@ -518,8 +549,9 @@ int run_fanin_bench(const FanInOptions& o) {
     }
     row("positions per shard (off the mean)", text);
   }
-  row("replay peak RSS (VmHWM) / threads at most",
-      num(double(watch.peak_rss_kb) / 1024) + " MiB / " + std::to_string(watch.max_threads));
+  row("replay peak RSS (VmHWM) / threads / open descriptors at most",
+      num(double(watch.peak_rss_kb) / 1024) + " MiB / " + std::to_string(watch.max_threads) +
+          " / " + std::to_string(watch.max_descriptors));
   row("/metrics bytes / series / scrape p50, max (ms)",
       num(double(watch.metrics_bytes)) + " / " + num(double(watch.metrics_series)) + " / " +
           num(watch.scrape_ms.empty() ? 0 : median(watch.scrape_ms), "%.1f") + ", " +
