@@ -38,8 +38,9 @@ struct Shards {
       raw.push_back(stores.back().get());
       names.push_back("mem-" + std::to_string(s));
     }
-    sharded = std::make_unique<ShardedReplayStore>(
-        raw, names, ShardedStoreOptions{std::chrono::milliseconds(0)});
+    ShardedStoreOptions options;
+    options.refresh_interval = std::chrono::milliseconds(0);
+    sharded = std::make_unique<ShardedReplayStore>(raw, names, std::move(options));
   }
 };
 

@@ -195,6 +195,9 @@ std::vector<Result<WindowStats>> ShardedReplayStore::shard_stats() {
   std::vector<Result<WindowStats>> out;
   out.reserve(shards_.size());
   for (ReplayStore* shard : shards_) out.push_back(shard->stats());
+  if (options_.on_shard_stats) {
+    for (std::size_t s = 0; s < out.size(); ++s) options_.on_shard_stats(s, out[s]);
+  }
   {
     std::lock_guard lock(mutex_);
     for (std::size_t s = 0; s < shards_.size(); ++s) {

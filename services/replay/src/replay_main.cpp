@@ -1,14 +1,11 @@
 // chessrl-replay's entry point (services/replay/main.cpp calls it): the options, then the run.
-#include "chessrl/replay_service/main.h"
-
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "chessrl/config/config.h"
 #include "chessrl/core/error.h"
@@ -17,8 +14,10 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/replay/redis_store.h"
-#include "chessrl/rpc/security_flags.h"
+#include "chessrl/replay/sharded_store.h"
+#include "chessrl/replay_service/main.h"
 #include "chessrl/replay_service/replay_server.h"
+#include "chessrl/rpc/security_flags.h"
 
 namespace chessrl::replay_service {
 
@@ -36,6 +35,7 @@ struct Settings {
   chessrl::rpc::ServerSecurityFlags security;
   std::string redis_password_file;
   std::vector<std::string> quarantine;
+  std::vector<std::string> redis_shards;  // host:port each; empty: --redis-host:--redis-port
 };
 
 constexpr const char* kPasswordEnv = "CHESSRL_REDIS_PASSWORD";
@@ -45,13 +45,16 @@ constexpr const char* kPasswordEnv = "CHESSRL_REDIS_PASSWORD";
 // Added after config::finish, so that CHESSRL_REDIS_PASSWORD is not this
 // option's variable.
 void refuse_password_option(CLI::App& app) {
-  app.add_option_function<std::string>("--redis-password", [](const std::string&) {
-       throw CLI::ValidationError(
-           "--redis-password",
-           "is no longer accepted, as a flag or a config key: a password there is visible to "
-           "others (every user's ps, the config file). Give --redis-password-file PATH (a "
-           "file only you can read) or set CHESSRL_REDIS_PASSWORD");
-     })->group("");  // hidden from --help
+  app.add_option_function<std::string>(
+         "--redis-password",
+         [](const std::string&) {
+           throw CLI::ValidationError(
+               "--redis-password",
+               "is no longer accepted, as a flag or a config key: a password there is visible to "
+               "others (every user's ps, the config file). Give --redis-password-file PATH (a "
+               "file only you can read) or set CHESSRL_REDIS_PASSWORD");
+         })
+      ->group("");  // hidden from --help
 }
 
 // Fills s.redis.password from --redis-password-file or CHESSRL_REDIS_PASSWORD;
@@ -74,9 +77,12 @@ void read_password(Settings& s) {
 
 void add_options(CLI::App& app, Settings& s) {
   app.add_option("--listen", s.server.listen, "gRPC address (host:port)")->capture_default_str();
-  app.add_option("--metrics-listen", s.metrics_listen, "/metrics and /healthz address; \"off\" disables")
+  app.add_option("--metrics-listen", s.metrics_listen,
+                 "/metrics and /healthz address; \"off\" disables")
       ->capture_default_str();
-  app.add_option("--probe-listen", s.probe_listen, "address of /healthz and /livez alone, for the kubelet's probes (a port no NetworkPolicy rule opens); \"off\": none")
+  app.add_option("--probe-listen", s.probe_listen,
+                 "address of /healthz and /livez alone, for the kubelet's probes (a port no "
+                 "NetworkPolicy rule opens); \"off\": none")
       ->capture_default_str();
   app.add_option("--store", s.store, "where games live: redis, or memory (lost on exit)")
       ->check(CLI::IsMember({"redis", "memory"}))
@@ -85,6 +91,13 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--redis-port", s.redis.port, "Redis port")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
+  app.add_option("--redis-shards", s.redis_shards,
+                 "independent Redis primaries the games are spread over (host:port, comma-"
+                 "separated, the same password): a game goes whole to one by a hash of its id, "
+                 "--window-positions is split over them, Sample draws from one by its share of "
+                 "the window, and the first also holds the model registry; replaces "
+                 "--redis-host/--redis-port")
+      ->delimiter(',');
   app.add_option("--redis-password-file", s.redis_password_file,
                  "file holding the Redis password (AUTH when set; read at start-up, trailing "
                  "newline stripped); or the password itself in CHESSRL_REDIS_PASSWORD");
@@ -114,6 +127,16 @@ void add_options(CLI::App& app, Settings& s) {
                  "bounded by --max-plies)")
       ->check(CLI::Range(1u, 1u << 24))
       ->capture_default_str();
+  app.add_option("--max-push-calls", s.server.replay.max_push_calls,
+                 "PushGames calls handled at once; the next is answered UNAVAILABLE at once "
+                 "(self-play keeps its games and retries with backoff); 0: no cap")
+      ->check(CLI::Range(0u, 100000u))
+      ->capture_default_str();
+  app.add_option("--max-push-bytes", s.server.replay.max_push_bytes,
+                 "request bytes of the PushGames calls handled at once; a call that does not "
+                 "fit is answered UNAVAILABLE at once; at least --max-message-bytes; 0: no cap")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{64} << 30))
+      ->capture_default_str();
   app.add_option("--quarantine", s.quarantine,
                  "producers whose pushes are refused (PERMISSION_DENIED), by exact name (a "
                  "Game's producer, self-play's --replica); repeatable or comma-separated")
@@ -127,6 +150,12 @@ void add_options(CLI::App& app, Settings& s) {
                  "producers with their own metrics series (the first names seen) and rate "
                  "buckets; the others share the producer label and bucket \"(other)\"")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  app.add_option("--producer-idle-expiry", s.server.replay.producers.idle_expiry_seconds,
+                 "seconds after a producer's last push when its metrics series are removed and "
+                 "its --max-producers place goes to the next new name (a rollout's new pods); "
+                 "0: never")
+      ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
   app.add_option("--max-message-bytes", s.server.max_message_bytes,
                  "largest gRPC message received (a PushGames): gRPC reads a call's whole "
@@ -185,6 +214,74 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
 }
 
+struct ShardAddress {
+  std::string host;
+  int port = 0;
+  std::string name() const { return host + ":" + std::to_string(port); }
+};
+
+// The Redis shards: --redis-shards, or the one at --redis-host:--redis-port.
+// An error names the entry that is not host:port, or one given twice.
+std::vector<ShardAddress> shard_addresses(const Settings& s) {
+  if (s.redis_shards.empty()) return {ShardAddress{s.redis.host, s.redis.port}};
+  std::vector<ShardAddress> out;
+  for (const std::string& entry : s.redis_shards) {
+    const auto colon = entry.rfind(':');
+    const std::string port_text = colon == std::string::npos ? "" : entry.substr(colon + 1);
+    const bool numeric = !port_text.empty() && port_text.size() <= 5 &&
+                         port_text.find_first_not_of("0123456789") == std::string::npos;
+    const int port = numeric ? std::stoi(port_text) : 0;
+    if (colon == 0 || colon == std::string::npos || !numeric || port < 1 || port > 65535) {
+      throw chessrl::Error("--redis-shards: \"" + entry +
+                           "\" is not host:port (with a port 1..65535)");
+    }
+    ShardAddress address{entry.substr(0, colon), port};
+    for (const ShardAddress& seen : out) {
+      if (seen.name() == address.name())
+        throw chessrl::Error("--redis-shards: " + address.name() +
+                             " is given twice (each shard is a Redis of its own)");
+    }
+    out.push_back(std::move(address));
+  }
+  if (s.redis.window_positions < out.size()) {
+    throw chessrl::Error("--window-positions " + std::to_string(s.redis.window_positions) +
+                         " is smaller than the " + std::to_string(out.size()) +
+                         " shards of --redis-shards: each shard needs a window");
+  }
+  return out;
+}
+
+// The store over the shards, with chessrl_replay_shard_up{shard} and
+// chessrl_replay_shard_positions{shard} set each time it reads their stats
+// (the server's monitor reads them every interval).
+std::unique_ptr<chessrl::replay::ShardedReplayStore> make_sharded(
+    const std::vector<std::unique_ptr<chessrl::replay::RedisReplayStore>>& redis,
+    const std::vector<ShardAddress>& shards, chessrl::metrics::Registry& registry) {
+  std::vector<chessrl::replay::ReplayStore*> stores;
+  std::vector<std::string> names;
+  std::vector<chessrl::metrics::Gauge*> up, positions;
+  for (std::size_t i = 0; i < redis.size(); ++i) {
+    stores.push_back(redis[i].get());
+    names.push_back(shards[i].name());
+    const chessrl::metrics::Labels shard{{"shard", std::to_string(i)}};
+    up.push_back(&registry.gauge("chessrl_replay_shard_up",
+                                 "1 when the replay shard (a Redis of --redis-shards) answered "
+                                 "the last stats read, else 0",
+                                 shard));
+    positions.push_back(&registry.gauge("chessrl_replay_shard_positions",
+                                        "Training positions in the shard's window", shard));
+  }
+  chessrl::replay::ShardedStoreOptions options;
+  options.on_shard_stats = [up, positions](std::size_t shard,
+                                           const Result<chessrl::replay::WindowStats>& stats) {
+    up[shard]->set(stats.ok() ? 1.0 : 0.0);
+    if (stats.ok()) positions[shard]->set(static_cast<double>(stats->positions));
+  };
+  std::fprintf(stderr, "chessrl-replay: %zu Redis shards (the model registry on %s)\n",
+               shards.size(), shards.front().name().c_str());
+  return std::make_unique<chessrl::replay::ShardedReplayStore>(stores, names, std::move(options));
+}
+
 int serve(Settings& s) {
   // Signals go to sigwait below, never to a gRPC or Redis thread.
   sigset_t signals;
@@ -194,14 +291,17 @@ int serve(Settings& s) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   if (s.server.models.download_budget_bytes < s.server.models.max_model_bytes)
-    throw chessrl::Error("--model-download-budget " +
-                         std::to_string(s.server.models.download_budget_bytes) +
-                         " is below --max-model-bytes " +
-                         std::to_string(s.server.models.max_model_bytes) +
-                         ": the largest model accepted could never be downloaded");
+    throw chessrl::Error(
+        "--model-download-budget " + std::to_string(s.server.models.download_budget_bytes) +
+        " is below --max-model-bytes " + std::to_string(s.server.models.max_model_bytes) +
+        ": the largest model accepted could never be downloaded");
   if (s.store != "redis" && (s.redis.ack_replicas > 0 || s.redis.ack_fsync)) {
     throw chessrl::Error("--ack-replicas and --ack-fsync need --store redis (--store " + s.store +
                          " keeps everything in this process, lost on exit)");
+  }
+  if (s.store != "redis" && !s.redis_shards.empty()) {
+    throw chessrl::Error("--redis-shards needs --store redis (--store " + s.store +
+                         " keeps everything in this process)");
   }
   auto security = chessrl::rpc::load_server_security(s.security);
   if (!security.ok()) throw chessrl::Error(security.error());
@@ -233,27 +333,45 @@ int serve(Settings& s) {
 
   s.redis.dedup_ttl = std::chrono::hours(s.dedup_ttl_hours);
   s.redis.ack_timeout = std::chrono::milliseconds(s.ack_timeout_ms);
-  std::unique_ptr<chessrl::replay::RedisReplayStore> redis;
+  chessrl::metrics::Registry registry;
+  std::vector<ShardAddress> shards = shard_addresses(s);
+  std::vector<std::unique_ptr<chessrl::replay::RedisReplayStore>> redis;
+  std::unique_ptr<chessrl::replay::ShardedReplayStore> sharded;
   std::unique_ptr<chessrl::replay::MemoryReplayStore> memory_games;
   std::unique_ptr<chessrl::replay::MemoryModelStore> memory_models;
   chessrl::replay::ReplayStore* games = nullptr;
   chessrl::replay::ModelStore* models = nullptr;
   if (s.store == "redis") {
-    redis = std::make_unique<chessrl::replay::RedisReplayStore>(s.redis);
-    if (auto ping = redis->ping(); !ping.ok()) {
-      // Redis is there, but unfit: it may evict the window, does not persist,
-      // or cannot give the acknowledgements asked for.
-      if (!redis->refused_configuration().empty()) {
-        std::fprintf(stderr, "chessrl-replay: %s\n", ping.error().c_str());
-        return 1;
+    const std::vector<std::uint64_t> windows =
+        chessrl::replay::split_window(s.redis.window_positions, shards.size());
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      chessrl::replay::RedisOptions options = s.redis;
+      options.host = shards[i].host;
+      options.port = shards[i].port;
+      options.window_positions = windows[i];
+      redis.push_back(std::make_unique<chessrl::replay::RedisReplayStore>(options));
+      if (auto ping = redis.back()->ping(); !ping.ok()) {
+        const std::string which =
+            shards.size() == 1 ? std::string() : "shard " + std::to_string(i) + ": ";
+        // Redis is there, but unfit: it may evict the window, does not
+        // persist, or cannot give the acknowledgements asked for.
+        if (!redis.back()->refused_configuration().empty()) {
+          std::fprintf(stderr, "chessrl-replay: %s%s\n", which.c_str(), ping.error().c_str());
+          return 1;
+        }
+        std::fprintf(stderr,
+                     "chessrl-replay: %sRedis not reachable yet (%s); serving anyway, calls "
+                     "fail with UNAVAILABLE until it is\n",
+                     which.c_str(), ping.error().c_str());
       }
-      std::fprintf(stderr,
-                   "chessrl-replay: Redis not reachable yet (%s); serving anyway, calls fail "
-                   "with UNAVAILABLE until it is\n",
-                   ping.error().c_str());
     }
-    games = redis.get();
-    models = redis.get();
+    models = redis.front().get();  // the registry: on the first shard
+    if (redis.size() == 1) {
+      games = redis.front().get();
+    } else {
+      sharded = make_sharded(redis, shards, registry);
+      games = sharded.get();
+    }
   } else {
     memory_games = std::make_unique<chessrl::replay::MemoryReplayStore>(s.redis.window_positions);
     memory_models = std::make_unique<chessrl::replay::MemoryModelStore>();
@@ -261,7 +379,6 @@ int serve(Settings& s) {
     models = memory_models.get();
   }
 
-  chessrl::metrics::Registry registry;
   chessrl::metrics::add_build_info(registry);
   chessrl::replay_service::ReplayServer server(*games, *models, registry, s.server);
   std::unique_ptr<chessrl::metrics::Exposer> exposer;
@@ -275,7 +392,11 @@ int serve(Settings& s) {
   std::fprintf(stderr,
                "chessrl-replay: serving gRPC%s on port %d (store %s, window %llu positions), "
                "metrics %s\n",
-               s.server.tls_cert_pem.empty() ? "" : " (TLS)", server.port(), s.store.c_str(),
+               s.server.tls_cert_pem.empty() ? "" : " (TLS)", server.port(),
+               (s.store == "redis" && shards.size() > 1
+                    ? "redis, " + std::to_string(shards.size()) + " shards"
+                    : s.store)
+                   .c_str(),
                static_cast<unsigned long long>(s.redis.window_positions),
                exposer ? ("on port " + std::to_string(exposer->port())).c_str() : "off");
 
@@ -291,8 +412,9 @@ int serve(Settings& s) {
 }  // namespace
 
 int replay_main(int argc, char** argv) {
-  CLI::App app{"chessrl-replay: validated self-play games in a Redis window, uniform "
-               "sampling, and the model registry (gRPC)"};
+  CLI::App app{
+      "chessrl-replay: validated self-play games in a Redis window, uniform "
+      "sampling, and the model registry (gRPC)"};
   Settings settings;
   add_options(app, settings);
   chessrl::config::finish(app);

@@ -8,8 +8,10 @@
 //   marker is on the shard that stores it and a retried push finds it there.
 // - push() splits a batch by shard and pushes the parts at once (one thread
 //   per shard part beyond the first); each game's result comes from its shard.
-//   A shard whose call fails answers kFailed for its games (not stored;
-//   pushing them again is safe) while the other shards' games are stored.
+//   A shard whose call fails answers kFailed for its games while the other
+//   shards' games are stored: not acknowledged, as a failed call of one
+//   store (some may be written; pushing them again is safe and finds those
+//   as kDuplicate). Only when every shard's call fails does push() fail.
 // - sample() draws the whole call from one shard, chosen with probability
 //   its share of the positions in all windows: uniform over the union, one
 //   round trip. Shard sizes are refreshed (stats(), one round trip a shard)
@@ -27,6 +29,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -49,6 +52,9 @@ std::vector<std::uint64_t> split_window(std::uint64_t total, std::size_t shards)
 
 struct ShardedStoreOptions {
   std::chrono::milliseconds refresh_interval{1000};
+  // Called with each shard's stats whenever they are read (for per-shard
+  // metrics); on the reading thread, so it must be quick and thread-safe.
+  std::function<void(std::size_t shard, const Result<WindowStats>& stats)> on_shard_stats;
 };
 
 class ShardedReplayStore final : public ReplayStore {
