@@ -10,7 +10,7 @@ CHESSRL := $(BUILD)/tools/chessrl/chessrl
 RUN_DIR ?= run
 RUN_ARGS ?=
 
-.PHONY: all deps configure build test unit e2e fuzz tsan run doctor bench bench-nn bench-selfplay bench-replay bench-train format clean images base-image images-smoke deploy-test bundle-test
+.PHONY: all deps configure build test unit e2e fuzz tsan run doctor bench bench-nn bench-selfplay bench-replay bench-train bench-scale format clean images base-image images-smoke deploy-test bundle-test
 
 all: build
 
@@ -73,6 +73,14 @@ bench-replay: build
 
 bench-train: build
 	@$(CHESSRL) bench train
+
+# The replay service at fleet scale on one machine (docs/benchmarks.md): 1,000
+# producers at 1/100 of a 1,000-GPU fleet's rate for 10 minutes; four Redis
+# shards with one SIGKILLed and restarted; 3x overload, then half load.
+bench-scale: build
+	@$(CHESSRL) bench load --producers 1000 --rate 0.111 --seconds 600
+	@$(CHESSRL) bench load --producers 64 --rate 11.1 --shards 4 --kill-shard-at 20 --restart-after 2 --seconds 60
+	@$(CHESSRL) bench load --producers 1000 --overload 3 --buffer-games 256 --plies 80 --measure 20 --seconds 120 --samplers 1
 
 # Container images (docker/README.md): docker if its engine answers, else podman.
 images:
