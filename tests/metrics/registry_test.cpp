@@ -1,4 +1,7 @@
+#include "chessrl/metrics/registry.h"
+
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,11 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "chessrl/core/error.h"
 #include "chessrl/metrics/exposer.h"
-#include "chessrl/metrics/registry.h"
 
 namespace chessrl::metrics {
 namespace {
@@ -77,7 +77,8 @@ TEST(Exposer, HealthzAnswersWhileSlowClientsHoldConnections) {
     const auto start = std::chrono::steady_clock::now();
     const std::string response = http_get(exposer.port(), "/healthz");
     EXPECT_NE(response.find("200 OK"), std::string::npos) << response;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "probe " << probe;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2))
+        << "probe " << probe;
   }
   for (int fd : slow) ::close(fd);
 }
@@ -178,6 +179,25 @@ TEST(Registry, RefusesBadNamesAndTypeClashes) {
   }
 }
 
+TEST(Registry, RemovedSeriesAreNoLongerExportedAndComeBackFromZero) {
+  Registry registry;
+  registry.counter("chessrl_pods_total", "pods", {{"pod", "a"}}).inc(3);
+  registry.counter("chessrl_pods_total", "pods", {{"pod", "b"}}).inc(5);
+  registry.gauge("chessrl_pod_up", "up", {{"pod", "a"}}).set(1);
+  EXPECT_TRUE(registry.remove_counter("chessrl_pods_total", {{"pod", "a"}}));
+  EXPECT_TRUE(registry.remove_gauge("chessrl_pod_up", {{"pod", "a"}}));
+  EXPECT_FALSE(registry.remove_counter("chessrl_pods_total", {{"pod", "a"}}));  // gone already
+  EXPECT_FALSE(registry.remove_counter("chessrl_pods_total", {{"pod", "c"}}));  // never there
+  EXPECT_FALSE(registry.remove_gauge("chessrl_nothing", {}));
+  std::string text = registry.serialize();
+  EXPECT_EQ(text.find("pod=\"a\""), std::string::npos) << text;
+  EXPECT_NE(text.find("chessrl_pods_total{pod=\"b\"} 5"), std::string::npos) << text;
+  // Asked for again: a new series from zero.
+  EXPECT_EQ(registry.counter("chessrl_pods_total", "pods", {{"pod", "a"}}).value(), 0.0);
+  text = registry.serialize();
+  EXPECT_NE(text.find("chessrl_pods_total{pod=\"a\"} 0"), std::string::npos) << text;
+}
+
 TEST(Registry, CountsFromManyThreads) {
   Registry registry;
   Counter& counter = registry.counter("chessrl_n_total", "n");
@@ -237,7 +257,8 @@ TEST(Exposer, PortInUseIsAClearError) {
 TEST(Exposer, TheProbePortServesProbesAloneWhileSlowClientsHoldTheMetricsPort) {
   Registry registry;
   std::string problem;
-  Exposer exposer(registry, "127.0.0.1:0", [&] { return problem; }, "127.0.0.1:0");
+  Exposer exposer(
+      registry, "127.0.0.1:0", [&] { return problem; }, "127.0.0.1:0");
   ASSERT_GT(exposer.probe_port(), 0);
   ASSERT_NE(exposer.probe_port(), exposer.port());
   EXPECT_EQ(http_get(exposer.probe_port(), "/healthz").rfind("HTTP/1.1 200", 0), 0u);
@@ -252,7 +273,8 @@ TEST(Exposer, TheProbePortServesProbesAloneWhileSlowClientsHoldTheMetricsPort) {
     const std::string response = http_get(exposer.probe_port(), "/healthz");
     EXPECT_EQ(response.rfind("HTTP/1.1 503", 0), 0u) << response;
     EXPECT_NE(response.find("no progress for 901 s"), std::string::npos) << response;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "probe " << probe;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2))
+        << "probe " << probe;
   }
   for (int fd : slow) ::close(fd);
 }

@@ -1,6 +1,8 @@
 // The replay service over the in-memory stores, through real gRPC clients on
 // a loopback port: validation, idempotence, sampling, store failures, the
 // model registry and the health service.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <map>
 #include <random>
@@ -8,12 +10,10 @@
 #include <string>
 #include <thread>
 
-#include <gtest/gtest.h>
-
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
-#include "chessrl/rpc/clients.h"
 #include "chessrl/replay_service/replay_server.h"
+#include "chessrl/rpc/clients.h"
 #include "service_test_util.h"
 
 namespace chessrl::replay_service {
@@ -25,8 +25,8 @@ using testing::batch;
 class ReplayServiceTest : public ::testing::Test {
  protected:
   ReplayServiceTest() : games_(1000) {
-    server_ = std::make_unique<ReplayServer>(games_, models_, registry_,
-                                             testing::fast_server_options());
+    server_ =
+        std::make_unique<ReplayServer>(games_, models_, registry_, testing::fast_server_options());
     const auto client = testing::single_try_client(server_->port());
     replay_ = std::make_unique<rpc::ReplayClient>(client);
     registry_client_ = std::make_unique<rpc::ModelRegistryClient>(client);
@@ -86,7 +86,8 @@ TEST_F(ReplayServiceTest, RejectsEachKindOfBadGameAndStoresNothingOfIt) {
     EXPECT_NE(text.find("chessrl_replay_games_rejected_total{reason=\"" + reason + "\"} " +
                         std::to_string(n)),
               std::string::npos)
-        << reason << "\n" << text;
+        << reason << "\n"
+        << text;
   }
 }
 
@@ -146,8 +147,7 @@ TEST_F(ReplayServiceTest, AStoreFailureIsUnavailableAndNothingIsAcknowledged) {
   for (int i = 0; i < 100 && server_->serving(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_EQ(testing::health(server_->port()),
-            grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(testing::health(server_->port()), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
   games_.set_failure("");
   auto retry = replay_->push_games(batch(40, 2));
   ASSERT_TRUE(retry.ok()) << retry.error();
@@ -216,11 +216,14 @@ TEST_F(ReplayServiceTest, WatchModelsSeesEachNewVersion) {
   std::mutex mutex;
   std::atomic<bool> stop{false};
   std::thread watcher([&] {
-    registry_client_->watch(0, [&](const v1::ModelInfo& m) {
-      std::lock_guard lock(mutex);
-      seen.push_back(m.version());
-      return m.version() < 3;
-    }, stop);
+    registry_client_->watch(
+        0,
+        [&](const v1::ModelInfo& m) {
+          std::lock_guard lock(mutex);
+          seen.push_back(m.version());
+          return m.version() < 3;
+        },
+        stop);
   });
   auto wait_for = [&](std::size_t n) {
     for (int i = 0; i < 500; ++i) {
@@ -249,7 +252,8 @@ TEST_F(ReplayServiceTest, ShutdownEndsWatchersAndRefusesNewCalls) {
   std::atomic<bool> stop{false};
   std::atomic<int> calls{0};
   std::thread watcher([&] {
-    registry_client_->watch(0, [&](const v1::ModelInfo&) { return ++calls > 0; }, stop);
+    registry_client_->watch(
+        0, [&](const v1::ModelInfo&) { return ++calls > 0; }, stop);
   });
   for (int i = 0; i < 1000 && calls.load() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -264,9 +268,9 @@ TEST_F(ReplayServiceTest, ShutdownEndsWatchersAndRefusesNewCalls) {
   EXPECT_LT(took, std::chrono::seconds(2))
       << std::chrono::duration<double>(took).count() << " s: the watcher held shutdown";
   const auto ended_as_stopping = registry_
-      .counter("chessrl_replay_rpc_requests_total", "x",
-               {{"method", "WatchModels"}, {"code", "UNAVAILABLE"}})
-      .value();
+                                     .counter("chessrl_replay_rpc_requests_total", "x",
+                                              {{"method", "WatchModels"}, {"code", "UNAVAILABLE"}})
+                                     .value();
   EXPECT_GE(ended_as_stopping, 1.0);
   EXPECT_FALSE(replay_->stats().ok());
   stop = true;
@@ -418,8 +422,9 @@ TEST_F(ReplayProducerTest, AQuarantinedProducersPushesAreRefusedWholeAndCounted)
   auto refused = replay_->push_games(from("pod-bad", 1, 3));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_TRUE(has(refused.error(), "producer 'pod-bad' is quarantined (--quarantine): its games "
-                                   "are refused; nothing was stored"))
+  EXPECT_TRUE(has(refused.error(),
+                  "producer 'pod-bad' is quarantined (--quarantine): its games "
+                  "are refused; nothing was stored"))
       << refused.error();
   // One game of it among others refuses the call: nothing of it is stored.
   auto mixed = from("pod-good", 10, 2);
@@ -431,9 +436,11 @@ TEST_F(ReplayProducerTest, AQuarantinedProducersPushesAreRefusedWholeAndCounted)
   EXPECT_EQ(games_.stats()->games, 2u);
   const std::string text = registry_.serialize();
   EXPECT_TRUE(has(text, "chessrl_replay_games_refused_total{reason=\"quarantined\"} 6")) << text;
-  EXPECT_TRUE(has(text, "chessrl_replay_producer_games_total{producer=\"pod-bad\",result=\"refused\"} 4"))
+  EXPECT_TRUE(
+      has(text, "chessrl_replay_producer_games_total{producer=\"pod-bad\",result=\"refused\"} 4"))
       << text;
-  EXPECT_TRUE(has(text, "chessrl_replay_producer_games_total{producer=\"pod-good\",result=\"stored\"} 2"))
+  EXPECT_TRUE(
+      has(text, "chessrl_replay_producer_games_total{producer=\"pod-good\",result=\"stored\"} 2"))
       << text;
 }
 
@@ -539,12 +546,12 @@ TEST_F(ProducerGateTest, LabelsAndBucketsAreBoundedAndTheRestShareOther) {
   EXPECT_EQ(g->label("pod-a"), "pod-a");
   EXPECT_EQ(g->label("bad name\n"), "(other)");
   EXPECT_EQ(g->label(""), "(other)");
-  for (int i = 0; i < 1000; ++i) g->count("x" + std::to_string(i), ProducerGate::Result::kStored, 1);
+  for (int i = 0; i < 1000; ++i)
+    g->count("x" + std::to_string(i), ProducerGate::Result::kStored, 1);
   const std::string text = registry_.serialize();
   std::size_t series = 0;
-  for (std::size_t at = 0; (at = text.find("chessrl_replay_producer_positions_total{", at)) !=
-                           std::string::npos;
-       ++at)
+  for (std::size_t at = 0;
+       (at = text.find("chessrl_replay_producer_positions_total{", at)) != std::string::npos; ++at)
     ++series;
   EXPECT_EQ(series, 3u) << text;  // pod-a, pod-b, (other)
   EXPECT_TRUE(has(text, "chessrl_replay_producer_positions_total{producer=\"(other)\"} 1000"));
@@ -562,6 +569,108 @@ TEST_F(ProducerGateTest, LabelsAndBucketsAreBoundedAndTheRestShareOther) {
   EXPECT_TRUE(g->admit(positions("p4", 10)).ok());
   EXPECT_FALSE(g->admit(positions("p4", 1)).ok());  // its own bucket, now empty
   EXPECT_TRUE(g->admit(positions("p1", 10)).ok());
+}
+
+// Per-producer series over `text`: lines of the two per-producer families.
+std::size_t producer_series(const std::string& text) {
+  std::size_t n = 0;
+  for (const char* family :
+       {"\nchessrl_replay_producer_games_total{", "\nchessrl_replay_producer_positions_total{"}) {
+    for (std::size_t at = 0; (at = text.find(family, at)) != std::string::npos; ++at) ++n;
+  }
+  return n;
+}
+
+// Ten rollouts of 1,000 new pod names each, an expiry of a minute on the
+// test's clock: the old names' series go once they are idle, and every new
+// name gets series of its own. Without expiry the series would pile up
+// (50,000 by the tenth) or, under --max-producers, every new name would be
+// "(other)".
+TEST_F(ProducerGateTest, IdleSeriesExpireSoThatEachRolloutsNamesGetTheirOwn) {
+  ProducerOptions options;
+  options.max_tracked = 100000;
+  options.idle_expiry_seconds = 60;
+  auto g = gate(options);
+  constexpr int kRollouts = 10, kNames = 1000;
+  for (int r = 0; r < kRollouts; ++r) {
+    // The rollout's pods push over 30 s, 100 s after the last one began.
+    const auto start = now_;
+    for (int i = 0; i < kNames; ++i) {
+      now_ = start + std::chrono::milliseconds(30 * i);
+      const std::string name = "pod-r" + std::to_string(r) + "-" + std::to_string(i);
+      g->count(name, ProducerGate::Result::kStored, 10);
+      ASSERT_EQ(g->label(name), name) << "rollout " << r;
+    }
+    const std::string text = registry_.serialize();
+    // Active in the last minute: this rollout's names; 5 series each, and (other)'s.
+    EXPECT_LE(producer_series(text), 5u * kNames + 50) << "rollout " << r;
+    EXPECT_GE(producer_series(text), 5u * kNames) << "rollout " << r;
+    if (r > 0) {
+      EXPECT_FALSE(has(text, "producer=\"pod-r" + std::to_string(r - 1) + "-"))
+          << "rollout " << r - 1 << "'s series outlived the expiry";
+    }
+    EXPECT_TRUE(has(text, "chessrl_replay_producer_positions_total{producer=\"pod-r" +
+                              std::to_string(r) + "-999\"} 10"));
+    now_ = start + std::chrono::seconds(100);
+  }
+}
+
+TEST_F(ProducerGateTest, BeyondMaxProducersNamesStillShareOtherAndExpiryFreesPlaces) {
+  ProducerOptions options;
+  options.max_tracked = 1000;
+  options.idle_expiry_seconds = 60;
+  auto g = gate(options);
+  for (int r = 0; r < 3; ++r) {
+    const auto start = now_;
+    int own = 0;
+    for (int i = 0; i < 1200; ++i) {
+      now_ = start + std::chrono::milliseconds(20 * i);
+      const std::string name = "pod-r" + std::to_string(r) + "-" + std::to_string(i);
+      g->count(name, ProducerGate::Result::kStored, 1);
+      const std::string label = g->label(name);
+      if (label == name) {
+        ++own;
+      } else {
+        EXPECT_EQ(label, "(other)");
+      }
+    }
+    EXPECT_EQ(own, 1000) << "rollout " << r;  // the first 1,000 new names, every rollout
+    const std::string text = registry_.serialize();
+    EXPECT_LE(producer_series(text), 5u * 1000 + 5);
+    EXPECT_TRUE(has(text, "chessrl_replay_producer_positions_total{producer=\"(other)\"} " +
+                              std::to_string(200 * (r + 1))))
+        << "rollout " << r;
+    now_ = start + std::chrono::seconds(200);
+  }
+}
+
+TEST_F(ProducerGateTest, ANameBackAfterItsExpiryStartsFromZeroAndZeroMeansNever) {
+  ProducerOptions options;
+  options.idle_expiry_seconds = 60;
+  auto g = gate(options);
+  g->count("pod-a", ProducerGate::Result::kStored, 7);
+  now_ += std::chrono::seconds(59);
+  g->count("pod-b", ProducerGate::Result::kStored, 1);
+  EXPECT_TRUE(has(registry_.serialize(), "{producer=\"pod-a\"} 7"));  // idle 59 s: kept
+  now_ += std::chrono::seconds(2);                                    // pod-a idle 61 s, pod-b 2 s
+  g->count("pod-b", ProducerGate::Result::kStored, 1);
+  std::string text = registry_.serialize();
+  EXPECT_FALSE(has(text, "producer=\"pod-a\"")) << text;
+  EXPECT_TRUE(has(text, "chessrl_replay_producer_positions_total{producer=\"pod-b\"} 2")) << text;
+  g->count("pod-a", ProducerGate::Result::kStored, 3);
+  EXPECT_TRUE(
+      has(registry_.serialize(), "chessrl_replay_producer_positions_total{producer=\"pod-a\"} 3"));
+  // (other) never expires.
+  EXPECT_TRUE(has(registry_.serialize(),
+                  "chessrl_replay_producer_positions_total{producer=\"(other)\"} 0"));
+
+  metrics::Registry registry;
+  options.idle_expiry_seconds = 0;
+  ProducerGate never(options, registry, 1, [this] { return now_; });
+  never.count("pod-c", ProducerGate::Result::kStored, 4);
+  now_ += std::chrono::hours(24 * 365);
+  never.count("pod-d", ProducerGate::Result::kStored, 1);
+  EXPECT_TRUE(has(registry.serialize(), "{producer=\"pod-c\"} 4"));
 }
 
 }  // namespace

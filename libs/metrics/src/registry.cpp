@@ -89,6 +89,10 @@ struct Registry::Impl {
   prometheus::Family<T>& family(const std::string& name, const std::string& help,
                                 const Labels& labels, const std::vector<double>* bounds = nullptr);
 
+  // Removes the series of `slots` keyed {name, labels} from its family.
+  template <class T, class Wrapper>
+  bool remove(Series<Wrapper>& slots, const std::string& name, const Labels& labels);
+
   prometheus::Registry registry;  // thread-safe on its own; serialize() needs no lock
   std::mutex mutex;               // families and the wrappers
   std::map<std::string, Family> families;
@@ -143,6 +147,17 @@ prometheus::Family<T>& Registry::Impl::family(const std::string& name, const std
   return *created;
 }
 
+template <class T, class Wrapper>
+bool Registry::Impl::remove(Series<Wrapper>& slots, const std::string& name, const Labels& labels) {
+  const auto slot = slots.find({name, labels});
+  if (slot == slots.end()) return false;
+  // A series exists only in a family of its own type (family() checks it).
+  auto* family = std::get<prometheus::Family<T>*>(families.at(name).family);
+  family->Remove(slot->second->series_);
+  slots.erase(slot);
+  return true;
+}
+
 Registry::Registry() : impl_(std::make_unique<Impl>()) {}
 Registry::~Registry() = default;
 
@@ -179,6 +194,16 @@ Histogram& Registry::histogram(const std::string& name, const std::string& help,
   auto& slot = impl_->histograms[{name, labels}];
   if (!slot) slot.reset(new Histogram(family.Add(labels, bounds)));
   return *slot;
+}
+
+bool Registry::remove_counter(const std::string& name, const Labels& labels) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->remove<prometheus::Counter>(impl_->counters, name, labels);
+}
+
+bool Registry::remove_gauge(const std::string& name, const Labels& labels) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->remove<prometheus::Gauge>(impl_->gauges, name, labels);
 }
 
 std::string Registry::serialize() const {

@@ -98,6 +98,12 @@ class Registry {
   Histogram& histogram(const std::string& name, const std::string& help, std::vector<double> bounds,
                        const Labels& labels = {});
 
+  // Removes the series `name{labels}` (it is no longer exported; the family
+  // stays, as does a series of it asked for again, from zero). References to
+  // the series become invalid. False when there is no such series.
+  bool remove_counter(const std::string& name, const Labels& labels);
+  bool remove_gauge(const std::string& name, const Labels& labels);
+
   // Every family, sorted by name, with # HELP and # TYPE lines; the series of
   // a family sorted by their labels.
   std::string serialize() const;

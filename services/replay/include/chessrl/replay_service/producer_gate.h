@@ -7,18 +7,19 @@
 // token can still do"). Thread-safe.
 #pragma once
 
+#include <grpcpp/support/status.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <grpcpp/support/status.h>
 
 #include "chessrl/metrics/registry.h"
 #include "chessrl/v1/replay.pb.h"
@@ -37,11 +38,15 @@ struct ProducerOptions {
   // A producer may push this many seconds' worth of `rate` at once after a
   // pause (the bucket's depth); never less than one game of --max-plies.
   double burst_seconds = 10;
-  // Producers with their own metrics series (the first this many names seen,
-  // for the process's life: Prometheus series are never removed) and rate
-  // buckets at once (a bucket that has refilled is forgotten). The rest share
-  // the label and the bucket kOtherProducers.
+  // Producers with their own metrics series and rate buckets at once (a
+  // bucket that has refilled is forgotten; a name's series expire, below).
+  // The rest share the label and the bucket kOtherProducers.
   std::size_t max_tracked = 256;
+  // A producer's series are removed from the registry once it has pushed
+  // nothing for this long, and its place goes to the next new name: a
+  // rollout's new pod names get series of their own as the old ones go quiet.
+  // A name that comes back gets new series, from zero. 0: never.
+  double idle_expiry_seconds = 600;
 };
 
 // The label and the rate bucket of producers beyond ProducerOptions::max_tracked,
@@ -77,6 +82,8 @@ class ProducerGate {
  private:
   struct Series {
     std::string label;
+    Clock::time_point used;                  // last counted
+    std::list<std::string>::iterator order;  // in by_use_ (not for kOtherProducers)
     metrics::Counter* stored;
     metrics::Counter* duplicate;
     metrics::Counter* rejected;
@@ -87,11 +94,16 @@ class ProducerGate {
     double tokens;
     Clock::time_point at;  // when `tokens` was last brought up to date
   };
-  Series& series_locked(std::string_view producer);
+  // The series of `producer` (or kOtherProducers'), used at `now`; first
+  // removes those idle past the expiry.
+  Series& series_locked(std::string_view producer, Clock::time_point now);
+  void expire_idle_locked(Clock::time_point now);
+  void remove_series_locked(const std::string& name);
   Bucket& bucket_locked(const std::string& producer, Clock::time_point now);
   void refill(Bucket& bucket, Clock::time_point now) const;
   void forget_full_buckets_locked(Clock::time_point now);
-  void refused_locked(const v1::PushGamesRequest& request, std::string_view reason);
+  void refused_locked(const v1::PushGamesRequest& request, std::string_view reason,
+                      Clock::time_point now);
 
   ProducerOptions options_;
   metrics::Registry& registry_;
@@ -99,6 +111,7 @@ class ProducerGate {
   std::function<Clock::time_point()> now_;
   std::mutex mutex_;
   std::map<std::string, Series, std::less<>> series_;  // guarded by mutex_
+  std::list<std::string> by_use_;  // guarded by mutex_: tracked names, least recently used first
   std::map<std::string, Bucket, std::less<>> buckets_;  // guarded by mutex_
 };
 
