@@ -132,17 +132,19 @@ class Run:
         return {c["name"]: c["metrics_port"] for c in self.state["children"]
                 if "metrics_port" in c}
 
-    def redis(self, *args):
-        """redis-cli's stdout against the run's Redis, or None when it failed."""
+    def redis(self, *args, shard=0):
+        """redis-cli's stdout against the run's Redis (shard `shard` of
+        --redis-shards), or None when it failed."""
         with open(os.path.join(self.dir, "redis", "password")) as f:
             password = f.read().strip()
-        out = subprocess.run(["redis-cli", "-p", str(self.state["redis_port"]), *args],
+        port = self.state.get("redis_ports", [self.state["redis_port"]])[shard]
+        out = subprocess.run(["redis-cli", "-p", str(port), *args],
                              env={**os.environ, "REDISCLI_AUTH": password},
                              capture_output=True, text=True, timeout=10)
         return out.stdout if out.returncode == 0 else None
 
-    def games_in_redis(self):
-        out = self.redis("HGET", "chessrl:stats", "games_total")
+    def games_in_redis(self, shard=0):
+        out = self.redis("HGET", "chessrl:stats", "games_total", shard=shard)
         try:
             return int(out.strip())
         except (AttributeError, ValueError):

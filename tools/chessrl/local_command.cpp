@@ -22,6 +22,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -29,15 +30,13 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "chessrl/core/error.h"
 #include "chessrl/core/files.h"
 #include "chessrl/core/stop_signals.h"
 #include "chessrl/core/subprocess.h"
+#include "chessrl/harness/redis_server.h"
 #include "chessrl/metrics/exposer.h"
 #include "chessrl/metrics/registry.h"
-#include "chessrl/harness/redis_server.h"
 #include "commands.h"
 #include "local_children.h"
 #include "local_defaults.h"
@@ -63,8 +62,7 @@ std::vector<std::string> with_words(std::vector<std::string> argv,
 }
 
 // `argv`, then `more`, then `last`.
-std::vector<std::string> joined(std::vector<std::string> argv,
-                                const std::vector<std::string>& more,
+std::vector<std::string> joined(std::vector<std::string> argv, const std::vector<std::string>& more,
                                 const std::vector<std::string>& last) {
   argv.insert(argv.end(), more.begin(), more.end());
   argv.insert(argv.end(), last.begin(), last.end());
@@ -75,10 +73,17 @@ std::vector<std::string> joined(std::vector<std::string> argv,
 // Prometheus listen on port 0 at their first start (replay on --port when
 // given) and say in their logs which port the kernel chose; restarts keep that
 // number; so does trainer rank 0's Gloo rendezvous (MASTER_PORT 0, "rendezvous:
-// listening on port N"). Redis takes a number from pick_port().
+// listening on port N"). Redis takes a number from pick_port(), one per shard.
 struct Ports {
-  int redis = 0, replay = 0, replay_metrics = 0, master = 0, prometheus = 0, web = 0;
+  std::vector<int> redis;
+  int replay = 0, replay_metrics = 0, master = 0, prometheus = 0, web = 0;
 };
+
+// Redis shard i's child name and data directory: "redis" (run/redis) for the
+// first, as a run without shards has it, then "redis-1", "redis-2", ...
+std::string redis_name(int shard) {
+  return shard == 0 ? "redis" : "redis-" + std::to_string(shard);
+}
 
 std::string random_password() {
   std::random_device rd;
@@ -130,7 +135,7 @@ class LocalRun {
 
  private:
   void make_dirs();
-  void start_redis(const std::string& program, const std::string& password);
+  void start_redis(const std::string& program, const std::string& password, int shard);
   void write_state() const;
   // `device`: its --device and CUDA_VISIBLE_DEVICES (local_devices.h).
   Result<Child*> launch(const std::string& name, std::vector<std::string> argv,
@@ -193,8 +198,9 @@ void LocalRun::start_web(const StopSignals& stop) {
     if (name.rfind("selfplay-", 0) == 0) selfplay += (selfplay.empty() ? "" : ",") + listen(port);
     if (name == "evaluator") evaluator = listen(port);
   }
-  auto child = launch("web", {*program, "--listen", listen(0), "--selfplay", selfplay,
-                              "--evaluator", evaluator}, {}, /*optional=*/true);
+  auto child = launch(
+      "web", {*program, "--listen", listen(0), "--selfplay", selfplay, "--evaluator", evaluator},
+      {}, /*optional=*/true);
   if (!child.ok()) {
     std::fprintf(stderr, "chessrl local: chessrl-web did not start (%s): no game viewer\n",
                  child.error().c_str());
@@ -226,7 +232,8 @@ void LocalRun::start_prometheus(const StopSignals& stop) {
     conf << "rule_files:\n  - " << nlohmann::json(fs::absolute(o_.prometheus_rules).string()).dump()
          << "\n";
   } else if (!o_.quiet) {
-    std::fprintf(stderr, "chessrl local: no rules file at %s (--prometheus-rules): no recording rules\n",
+    std::fprintf(stderr,
+                 "chessrl local: no rules file at %s (--prometheus-rules): no recording rules\n",
                  o_.prometheus_rules.c_str());
   }
   conf << "scrape_configs:\n  - job_name: chessrl-local\n    static_configs:\n";
@@ -235,15 +242,16 @@ void LocalRun::start_prometheus(const StopSignals& stop) {
          << "\"]\n        labels: {instance: \"local\", component: \"local\"}\n";
   for (const auto& [name, port] : metrics_ports_) {
     const std::string component = name.substr(0, name.find('-'));
-    conf << "      - targets: [\"127.0.0.1:" << port << "\"]\n        labels: {instance: "
-         << nlohmann::json(name).dump() << ", component: " << nlohmann::json(component).dump()
-         << "}\n";
+    conf << "      - targets: [\"127.0.0.1:" << port
+         << "\"]\n        labels: {instance: " << nlohmann::json(name).dump()
+         << ", component: " << nlohmann::json(component).dump() << "}\n";
   }
   conf.close();
-  auto child = launch("prometheus", {*program, "--config.file=" + (dir / "prometheus.yml").string(),
-                                     "--storage.tsdb.path=" + (dir / "data").string(),
-                                     "--web.listen-address=" + listen(0)},
-                      {}, /*optional=*/true);
+  auto child = launch(
+      "prometheus",
+      {*program, "--config.file=" + (dir / "prometheus.yml").string(),
+       "--storage.tsdb.path=" + (dir / "data").string(), "--web.listen-address=" + listen(0)},
+      {}, /*optional=*/true);
   if (!child.ok()) {
     std::fprintf(stderr, "chessrl local: prometheus did not start (%s): no graphs this run\n",
                  child.error().c_str());
@@ -269,7 +277,8 @@ void LocalRun::make_dirs() {
   root_ = fs::absolute(o_.dir);
   for (const char* sub : {"logs", "checkpoints", "evaluator", "prometheus", "stats"})
     fs::create_directories(root_ / sub);
-  make_private_dir(root_ / "redis");  // its password, redis.conf and the data
+  make_private_dir(root_ / "redis");  // the password, redis.conf and the data
+  for (int shard = 1; shard < o_.redis_shards; ++shard) make_private_dir(root_ / redis_name(shard));
   fs::remove(root_ / "local.json");  // the last run's ports and pids; written anew once started
   // When training in this directory began: the first run's start, kept across
   // resumed runs, so `chessrl curve` measures training time from it.
@@ -283,28 +292,32 @@ void LocalRun::make_dirs() {
   }
 }
 
-// redis-server on a port from pick_port(), with its data in run/redis (AOF: a
-// second run resumes), until it accepts connections. It cannot listen on port
+// redis-server for `shard` on a port from pick_port(), with its data in
+// run/redis (run/redis-<shard>; AOF: a second run resumes), until it accepts
+// connections. It cannot listen on port
 // 0 and say which port it got, so when another process holds the number it
 // exits ("Address already in use") and starts again on another one. The
 // supervisor's restarts then keep that number (redis.conf).
-void LocalRun::start_redis(const std::string& program, const std::string& password) {
-  const std::string conf_path = (root_ / "redis" / "redis.conf").string();
-  const std::string log = log_path("redis");
+void LocalRun::start_redis(const std::string& program, const std::string& password, int shard) {
+  const std::string name = redis_name(shard);
+  const std::string conf_path = (root_ / name / "redis.conf").string();
+  const std::string log = log_path(name);
   constexpr int kAttempts = 5;
+  ports_.redis.resize(static_cast<std::size_t>(shard) + 1);
+  int& port = ports_.redis[static_cast<std::size_t>(shard)];
   for (int attempt = 1;; ++attempt) {
-    ports_.redis = pick_port();
+    port = pick_port();
     // redis.conf holds the password (requirepass): created 0600, and
     // redis-server gets only its path, so ps shows no password.
     std::ostringstream conf;
-    conf << "port " << ports_.redis << "\nbind 127.0.0.1\ndir " << (root_ / "redis").string()
+    conf << "port " << port << "\nbind 127.0.0.1\ndir " << (root_ / name).string()
          << "\nrequirepass " << password
          << "\nappendonly yes\nappendfsync always\nsave \"\"\ndaemonize no\n"
             "protected-mode yes\nlogfile \"\"\n";
     write_private_file(conf_path, conf.str()).value_or_throw();
     const std::uintmax_t from = log_size(log);
-    Child* child = attempt == 1 ? launch("redis", {program, conf_path}).value_or_throw()
-                                : supervisor_.start_again("redis").value_or_throw();
+    Child* child = attempt == 1 ? launch(name, {program, conf_path}).value_or_throw()
+                                : supervisor_.start_again(name).value_or_throw();
     // Loading a large AOF on a second run takes a while.
     const auto deadline = Clock::now() + std::chrono::seconds(120);
     for (;;) {
@@ -320,8 +333,8 @@ void LocalRun::start_redis(const std::string& program, const std::string& passwo
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (!o_.quiet)
-      std::fprintf(stderr, "chessrl local: port %d was taken; starting Redis on another\n",
-                   ports_.redis);
+      std::fprintf(stderr, "chessrl local: port %d was taken; starting %s on another\n", port,
+                   name.c_str());
   }
 }
 
@@ -330,11 +343,13 @@ void LocalRun::write_state() const {
   nlohmann::json state;
   state["dir"] = root_.string();
   state["replay"] = listen(ports_.replay);
-  state["redis_port"] = ports_.redis;
+  state["redis_port"] = ports_.redis.front();
+  state["redis_ports"] = ports_.redis;
   state["started_ms"] = started_ms_;
   // Every child started and its metrics port known (each child's metrics_port).
   state["ready"] = ready_;
-  if (prometheus_started_) state["prometheus"] = "http://127.0.0.1:" + std::to_string(ports_.prometheus);
+  if (prometheus_started_)
+    state["prometheus"] = "http://127.0.0.1:" + std::to_string(ports_.prometheus);
   if (web_started_) state["web"] = "http://127.0.0.1:" + std::to_string(ports_.web) + "/";
   if (exposer_) state["metrics_port"] = exposer_->port();  // chessrl local's own /metrics
   nlohmann::json children = nlohmann::json::array();
@@ -356,8 +371,8 @@ void LocalRun::write_state() const {
 }
 
 Result<Child*> LocalRun::launch(const std::string& name, std::vector<std::string> argv,
-                                std::vector<std::pair<std::string, std::string>> env,
-                                bool optional, const DeviceAssignment& device) {
+                                std::vector<std::pair<std::string, std::string>> env, bool optional,
+                                const DeviceAssignment& device) {
   for (auto& word : device_args(device)) argv.push_back(std::move(word));
   add_device_env(device, env);
   argv_[name] = argv;
@@ -445,18 +460,26 @@ int LocalRun::run(const StopSignals& stop) {
   // Redis, with its data kept in run/redis (AOF: a second run resumes).
   const auto redis_program = find_program("redis-server");
   if (!redis_program) throw Error("redis-server not found: install it (scripts/install-deps.sh)");
-  start_redis(*redis_program, password);
+  for (int shard = 0; shard < o_.redis_shards; ++shard)
+    start_redis(*redis_program, password, shard);
+  // One Redis: --redis-port, as always; several: --redis-shards, all on loopback.
+  std::vector<std::string> redis_args = {"--redis-port", std::to_string(ports_.redis.front())};
+  if (o_.redis_shards > 1) {
+    std::string list;
+    for (const int port : ports_.redis) list += (list.empty() ? "" : ",") + listen(port);
+    redis_args = {"--redis-shards", list};
+  }
 
   // The replay service over it; it reads the password from the run's file.
   launch("replay",
-                         with_words({binary("chessrl-replay"), "--listen", listen(o_.port),
-                          "--metrics-listen", listen(0), "--store", "redis",
-                          "--redis-port", std::to_string(ports_.redis), "--redis-password-file",
-                          (root_ / "redis" / "password").string(), "--window-positions",
-                          std::to_string(o_.window)},
-                         o_.no_auth ? std::vector<std::string>{}
-                                    : std::vector<std::string>{"--auth-dir", auth.string()},
-                         ""))
+         with_words(
+             {binary("chessrl-replay"), "--listen", listen(o_.port), "--metrics-listen", listen(0),
+              "--store", "redis", "--redis-password-file", (root_ / "redis" / "password").string(),
+              "--window-positions", std::to_string(o_.window)},
+             joined(redis_args, {},
+                    o_.no_auth ? std::vector<std::string>{}
+                               : std::vector<std::string>{"--auth-dir", auth.string()}),
+             ""))
       .value_or_throw();
   // Its line "serving gRPC on port N (...), metrics on port M" names both.
   const auto replay_port =
@@ -471,8 +494,11 @@ int LocalRun::run(const StopSignals& stop) {
   pin_port("replay", "--metrics-listen", ports_.replay_metrics);
   metrics_ports_.push_back({"replay", ports_.replay_metrics});
   if (!wait_healthy("replay", ports_.replay_metrics, stop)) return abandon();
-  say("replay service on " + listen(ports_.replay) + ", Redis on port " +
-      std::to_string(ports_.redis));
+  std::string redis_ports;
+  for (const int port : ports_.redis)
+    redis_ports += (redis_ports.empty() ? "" : ", ") + std::to_string(port);
+  say("replay service on " + listen(ports_.replay) + ", Redis on port" +
+      (ports_.redis.size() > 1 ? "s " : " ") + redis_ports);
 
   // The trainer: one rank, or several over Gloo on loopback.
   for (int r = 0; r < o_.trainers; ++r) {
@@ -486,9 +512,8 @@ int LocalRun::run(const StopSignals& stop) {
         {"MASTER_PORT", std::to_string(r == 0 ? 0 : ports_.master)},
         {"GLOO_SOCKET_IFNAME", "lo"}};
     launch(name,
-           joined({binary("chessrl-trainer"), "--replay", listen(ports_.replay),
-                   "--metrics-listen", listen(0), "--checkpoint-dir",
-                   (root_ / "checkpoints").string()},
+           joined({binary("chessrl-trainer"), "--replay", listen(ports_.replay), "--metrics-listen",
+                   listen(0), "--checkpoint-dir", (root_ / "checkpoints").string()},
                   trainer_settings(o_), token("trainer")),
            env, false, devices_.trainers[std::size_t(r)])
         .value_or_throw();
@@ -528,7 +553,7 @@ int LocalRun::run(const StopSignals& stop) {
   // Each says "metrics on port N" once its /metrics listens (on port 0 at this
   // first start); its restarts keep that port.
   for (const std::string& name : supervisor_.names()) {
-    if (name == "redis" || name == "replay") continue;
+    if (name.rfind("redis", 0) == 0 || name == "replay") continue;
     const auto port = await_port(name, "metrics on port ", std::chrono::seconds(60), stop);
     if (!port) return abandon();
     pin_port(name, "--metrics-listen", *port);

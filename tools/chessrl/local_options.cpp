@@ -68,6 +68,11 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
                  "result alone; default: chessrl-trainer's, 0.3)")
       ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--window", o.window, "Replay window (positions)")->capture_default_str();
+  cmd.add_option("--redis-shards", o.redis_shards,
+                 "redis-servers the window is spread over (chessrl-replay --redis-shards; "
+                 "shard i keeps its data in run/redis, run/redis-1, ...)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd.add_option("--batch-size", o.batch_size,
                  "Trainer batch over all ranks (default: chessrl-trainer's, 256 per rank)")
       ->check(CLI::Range(2, 65536));

@@ -42,6 +42,9 @@ struct LocalOptions {
   // games at once on its one search thread, and the replay window it fills.
   int concurrent = local_defaults::kConcurrentGames;
   std::uint64_t window = local_defaults::kWindowPositions;
+  // Redis servers the replay window is spread over (chessrl-replay
+  // --redis-shards); 1: one, as the chart's default.
+  int redis_shards = 1;
   std::vector<std::string> engines;
   // More options for the children, as words (split at spaces).
   std::string selfplay_args, trainer_args, evaluator_args;
