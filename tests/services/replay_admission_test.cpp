@@ -4,6 +4,7 @@
 // gRPC server: the handler is called from plain threads.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <list>
@@ -19,6 +20,10 @@
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/replay_service/replay_server.h"
 #include "chessrl/replay_service/replay_service.h"
+#include "game_pusher.h"
+#include "pusher_test_options.h"
+#include "selfplay_service.h"
+#include "service_test_util.h"
 
 namespace chessrl::replay_service {
 namespace {
@@ -202,6 +207,76 @@ TEST_F(ReplayAdmissionTest, ABudgetBelowTheLargestMessageIsRefusedAtStartNamingB
     EXPECT_TRUE(has(e.what(), "--max-push-bytes 4194304 is below --max-message-bytes 8388608"))
         << e.what();
   }
+}
+
+// A MemoryReplayStore that takes 20 ms a push: a Redis slower than its producers.
+class SlowStore final : public replay::ReplayStore {
+ public:
+  SlowStore() : inner_(1'000'000) {}
+  Result<std::vector<replay::PushResult>> push(std::span<const record::StoredGame> games) override {
+    std::this_thread::sleep_for(20ms);
+    return inner_.push(games);
+  }
+  replay::StoreResult<replay::SampledPositions> sample(std::size_t count,
+                                                       std::uint64_t seed) override {
+    return inner_.sample(count, seed);
+  }
+  Result<replay::WindowStats> stats() override { return inner_.stats(); }
+
+ private:
+  replay::MemoryReplayStore inner_;
+};
+
+// Over real gRPC: six self-play pushers (their own push function and backoff)
+// against a replay that serves one push at a time. The others are refused
+// busy, keep their games and come back later: every game is stored once,
+// none shed, none dropped.
+TEST(ReplayAdmissionRpcTest, PushersRefusedBusyKeepTheirGamesAndAllAreStoredOnce) {
+  SlowStore store;
+  replay::MemoryModelStore models;
+  metrics::Registry registry;
+  ReplayServerOptions options = testing::fast_server_options();
+  options.replay.max_push_calls = 1;
+  ReplayServer server(store, models, registry, options);
+
+  selfplay_service::Settings settings;
+  settings.replay = "127.0.0.1:" + std::to_string(server.port());
+  settings.rpc_deadline_s = 10;
+  constexpr int kPushers = 6, kGames = 12;
+  std::vector<std::unique_ptr<metrics::Registry>> registries;
+  std::vector<std::unique_ptr<selfplay_service::GamePusher>> pushers;
+  std::atomic<int> busy_lines{0};
+  for (int p = 0; p < kPushers; ++p) {
+    registries.push_back(std::make_unique<metrics::Registry>());
+    pushers.push_back(std::make_unique<selfplay_service::GamePusher>(
+        selfplay_service::replay_push(settings), selfplay_service::fast_pusher_options(),
+        *registries.back(), [&](const std::string& line) {
+          if (has(line, "--max-push-calls")) ++busy_lines;
+        }));
+  }
+  for (int g = 0; g < kGames; ++g) {
+    for (int p = 0; p < kPushers; ++p) {
+      harness::SyntheticGameOptions game_options;
+      game_options.max_plies = 20;
+      pushers[std::size_t(p)]->add(harness::make_synthetic_game(
+          std::uint64_t(1000 * p + g + 1), game_options, "rpc-p" + std::to_string(p) + "-"));
+    }
+  }
+  for (auto& pusher : pushers) EXPECT_EQ(pusher->flush(60s), 0u);
+  std::uint64_t failures = 0;
+  for (auto& pusher : pushers) {
+    const auto stats = pusher->stats();
+    EXPECT_EQ(stats.stored, std::uint64_t(kGames));
+    EXPECT_EQ(stats.shed + stats.dropped + stats.rejected + stats.lost, 0u);
+    failures += stats.failures;
+  }
+  EXPECT_EQ(store.stats()->games, std::uint64_t(kPushers * kGames));
+  const double refused =
+      registry.counter("chessrl_replay_pushes_refused_total", "x", {{"reason", "busy_calls"}})
+          .value();
+  EXPECT_GT(refused, 0) << "no push was refused: the test did not overload the door";
+  EXPECT_EQ(double(failures), refused);  // each refusal a failed push the pusher retried
+  EXPECT_GT(busy_lines.load(), 0);       // and its log says why
 }
 
 }  // namespace
