@@ -135,6 +135,16 @@ async function checkAcked(label) {
     text: `${ids.length} acknowledged games, each on exactly one shard (${perShard.map((n, i) => `shard ${i}: ${n}`).join(', ')}); 0 lost, 0 on two shards` };
 }
 
+// What self-play's log says since `from` (a length of it): the answers that refused some
+// or all of a push (games kept and pushed again), and the games shed during outages.
+const selfplayPod = () => c.podsOf('Deployment', `${F}-selfplay`)[0].name;
+async function selfplaySince(from) {
+  const log = (await c.logs(selfplayPod())).slice(from);
+  const refused = (log.match(/could not store \d+ of \d+ games|cannot push to the replay service/g) || []).length;
+  const shed = [...log.matchAll(/(\d+) shed during the outage/g)].reduce((a, m) => a + Number(m[1]), 0);
+  return { refused, shed };
+}
+
 // Right after an acknowledged push: watch the acknowledged-games logs grow, then act.
 async function afterAnAck() {
   const size0 = obs.ackedLogBytes(c, ACKED_LOG);
@@ -187,6 +197,7 @@ async function killShard(i) {
   const p = c.mustPod(pod);
   const restarts = p.restarts;
   const pid = await c.pid(pod);
+  const logFrom = (await c.logs(selfplayPod())).length;
   const tAck = await afterAnAck();
   process.kill(pid, 'SIGKILL');
   const tKill = Date.now();
@@ -202,15 +213,19 @@ async function killShard(i) {
   check(ipAfter === p.podIP, `${pod} came back on ${ipAfter}, not its address ${p.podIP}`);
   await afterAnAck(); // a push after the restart, then every acknowledged game
   const r = await checkAcked(`after killing shard ${i}`);
+  const sp = await selfplaySince(logFrom);
+  check(sp.shed === 0, `self-play shed ${sp.shed} games while shard ${i} was down`);
+  figure(`kill -9 shard ${i}: self-play answers refusing games (kept, pushed again) / games shed`, `${sp.refused} / ${sp.shed}`);
   figure(`kill -9 shard ${i}: Ready again / games on it again / on shard ${other} (s after kill)`, `${ready.toFixed(1)} / ${flowing.toFixed(1)} / ${otherFlowing.toFixed(1)}`);
   figure(`kill -9 shard ${i}: acknowledged games lost / on two shards`, `${r.lost} / ${r.twice} of ${r.acked}`);
-  return `killed ${ackToKill} ms after an acknowledged push; Ready again after ${ready.toFixed(1)} s, games on it after ${flowing.toFixed(1)} s, on shard ${other} after ${otherFlowing.toFixed(1)} s; ${r.text}`;
+  return `killed ${ackToKill} ms after an acknowledged push; Ready again after ${ready.toFixed(1)} s, games on it after ${flowing.toFixed(1)} s, on shard ${other} after ${otherFlowing.toFixed(1)} s; self-play: ${sp.refused} answers refusing games, kept and pushed again, 0 shed; ${r.text}`;
 }
 
 async function hangShard(i) {
   const pod = shardPod(i);
   const pid = await c.pid(pod);
   const other = 1 - i;
+  const logFrom = (await c.logs(selfplayPod())).length;
   await afterAnAck();
   const stepBefore = await trainerStep();
   process.kill(pid, 'SIGSTOP');
@@ -232,16 +247,19 @@ async function hangShard(i) {
   }
   const tCont = Date.now();
   await c.waitFor(async () => (await shardUp(i)) === 1, 30000, `chessrl_replay_shard_up{shard="${i}"} 1 after SIGCONT`);
-  const flowing = await gamesReach(i, FLOW_BOUND_S, `games reaching shard ${i} within ${FLOW_BOUND_S} s of SIGCONT`);
+  await gamesReach(i, FLOW_BOUND_S, `games reaching shard ${i} within ${FLOW_BOUND_S} s of SIGCONT`);
+  const flowing = (Date.now() - tCont) / 1000;
   await afterAnAck();
   const r = await checkAcked(`after shard ${i} hung`);
-  const log = await c.logs(c.podsOf('Deployment', `${F}-selfplay`)[0].name);
+  const sp = await selfplaySince(logFrom);
+  check(sp.shed === 0, `self-play shed ${sp.shed} games while shard ${i} hung`);
+  check(sp.refused > 0, `self-play's log shows no push refused while shard ${i} hung ${HANG_S} s: did any game go to it?`);
   figure(`shard ${i} hung ${HANG_S} s: reported down after / games on shard ${other} after (s)`, `${downAfter.toFixed(1)} / ${otherGames.toFixed(1)}`);
   figure(`shard ${i} hung: trainer steps during the hang`, `${stepBefore} -> ${stepDuring}`);
-  figure(`shard ${i} hung: games on it again after SIGCONT (s)`, ((Date.now() - tCont) / 1000).toFixed(1));
+  figure(`shard ${i} hung: games on it again after SIGCONT (s)`, flowing.toFixed(1));
+  figure(`shard ${i} hung: self-play answers refusing games (kept, pushed again) / games shed`, `${sp.refused} / ${sp.shed}`);
   figure(`shard ${i} hung: acknowledged games lost / on two shards`, `${r.lost} / ${r.twice} of ${r.acked}`);
-  const retried = (log.match(/retry|failed/gi) || []).length;
-  return `reported down after ${downAfter.toFixed(1)} s; games on shard ${other} after ${otherGames.toFixed(1)} s and the trainer stepped ${stepBefore} -> ${stepDuring} while it hung; games on it ${flowing.toFixed(1)} s after SIGCONT; self-play's log: ${retried} retry/failed lines; ${r.text}`;
+  return `reported down after ${downAfter.toFixed(1)} s; games on shard ${other} after ${otherGames.toFixed(1)} s and the trainer stepped ${stepBefore} -> ${stepDuring} while it hung; games on it ${flowing.toFixed(1)} s after SIGCONT; self-play: ${sp.refused} answers refusing games, kept and pushed again, 0 shed; ${r.text}`;
 }
 
 async function main() {
