@@ -4,8 +4,8 @@
 // primaries; replay told both through the headless Service) run as podman containers
 // (lib/cluster.js), then one shard broken at a time while self-play pushes:
 //
-//   1. install: every pod Ready; games reach both shards; each shard's window is half the
-//      total; the trainer steps.
+//   1. install: every pod Ready, replay given both shards; games reach both shards; the
+//      trainer steps.
 //   2. kill -9 shard 1, right after an acknowledged push: it restarts on its address and
 //      Ready, games reach it again; every acknowledged game is on exactly one shard.
 //   3. shard 1 hangs (SIGSTOP, 20 s): replay reports it down (chessrl_replay_shard_up 0),
@@ -14,10 +14,12 @@
 //      on exactly one shard.
 //   4. kill -9 shard 0 (which also holds the model registry), likewise.
 //
+// Through every fault replay stays Ready (on a cluster an unready replay pod would leave
+// its Service, and with it every shard).
+//
 //   node tests/deploy/shards.js [--keep] [--name NAME] [--data DIR]
 //
-// `tests/deploy/run.sh --shards` (make deploy-test ARGS=--shards) builds what it needs
-// first. Prints each step, a summary table and the figures; exits 1 when a step failed.
+// `tests/deploy/run.sh --shards` builds what it needs first. Prints each step, a summary table and the figures; exits 1 when a step failed.
 const { execFile } = require('node:child_process');
 const path = require('node:path');
 const { Cluster, sleep } = require('./lib/cluster');
@@ -145,6 +147,23 @@ async function selfplaySince(from) {
   return { refused, shed };
 }
 
+// Polls a pod's readiness every 250 ms until stopped: {polls, unready, stop()}. Replay must
+// stay Ready while one shard is down: on a cluster an unready replay pod leaves its
+// Service, and then no shard is reachable (the harness's Services ignore readiness, so
+// this is checked here).
+function watchReady(podName) {
+  const w = { polls: 0, unready: 0, running: true };
+  const loop = (async () => {
+    while (w.running) {
+      w.polls++;
+      if (!c.pods.get(podName)?.ready) w.unready++;
+      await sleep(250);
+    }
+  })();
+  w.stop = async () => { w.running = false; await loop; return w; };
+  return w;
+}
+
 // Right after an acknowledged push: watch the acknowledged-games logs grow, then act.
 async function afterAnAck() {
   const size0 = obs.ackedLogBytes(c, ACKED_LOG);
@@ -199,6 +218,7 @@ async function killShard(i) {
   const pid = await c.pid(pod);
   const logFrom = (await c.logs(selfplayPod())).length;
   const tAck = await afterAnAck();
+  const replayReady = watchReady(replayPod());
   process.kill(pid, 'SIGKILL');
   const tKill = Date.now();
   const ackToKill = tKill - tAck;
@@ -209,6 +229,8 @@ async function killShard(i) {
     gamesReach(i, FLOW_BOUND_S, `games reaching shard ${i} within ${FLOW_BOUND_S} s of the kill`).then(() => (Date.now() - tKill) / 1000),
     gamesReach(other, FLOW_BOUND_S, `games reaching shard ${other} within ${FLOW_BOUND_S} s of the kill`).then(() => (Date.now() - tKill) / 1000),
   ]);
+  const rr = await replayReady.stop();
+  check(rr.unready === 0, `replay was unready in ${rr.unready} of ${rr.polls} polls while shard ${i} was down (a cluster would take it out of its Service)`);
   const ipAfter = await c.refreshIP(c.mustPod(pod));
   check(ipAfter === p.podIP, `${pod} came back on ${ipAfter}, not its address ${p.podIP}`);
   await afterAnAck(); // a push after the restart, then every acknowledged game
@@ -218,7 +240,7 @@ async function killShard(i) {
   figure(`kill -9 shard ${i}: self-play answers refusing games (kept, pushed again) / games shed`, `${sp.refused} / ${sp.shed}`);
   figure(`kill -9 shard ${i}: Ready again / games on it again / on shard ${other} (s after kill)`, `${ready.toFixed(1)} / ${flowing.toFixed(1)} / ${otherFlowing.toFixed(1)}`);
   figure(`kill -9 shard ${i}: acknowledged games lost / on two shards`, `${r.lost} / ${r.twice} of ${r.acked}`);
-  return `killed ${ackToKill} ms after an acknowledged push; Ready again after ${ready.toFixed(1)} s, games on it after ${flowing.toFixed(1)} s, on shard ${other} after ${otherFlowing.toFixed(1)} s; self-play: ${sp.refused} answers refusing games, kept and pushed again, 0 shed; ${r.text}`;
+  return `killed ${ackToKill} ms after an acknowledged push; Ready again after ${ready.toFixed(1)} s, games on it after ${flowing.toFixed(1)} s, on shard ${other} after ${otherFlowing.toFixed(1)} s; self-play: ${sp.refused} answers refusing games, kept and pushed again, 0 shed; replay Ready throughout (${rr.polls} polls); ${r.text}`;
 }
 
 async function hangShard(i) {
@@ -228,6 +250,7 @@ async function hangShard(i) {
   const logFrom = (await c.logs(selfplayPod())).length;
   await afterAnAck();
   const stepBefore = await trainerStep();
+  const replayReady = watchReady(replayPod());
   process.kill(pid, 'SIGSTOP');
   const tStop = Date.now();
   let downAfter;
@@ -246,6 +269,8 @@ async function hangShard(i) {
     process.kill(pid, 'SIGCONT');
   }
   const tCont = Date.now();
+  const rr = await replayReady.stop();
+  check(rr.unready === 0, `replay was unready in ${rr.unready} of ${rr.polls} polls while shard ${i} hung (a cluster would take it out of its Service)`);
   await c.waitFor(async () => (await shardUp(i)) === 1, 30000, `chessrl_replay_shard_up{shard="${i}"} 1 after SIGCONT`);
   await gamesReach(i, FLOW_BOUND_S, `games reaching shard ${i} within ${FLOW_BOUND_S} s of SIGCONT`);
   const flowing = (Date.now() - tCont) / 1000;
@@ -259,7 +284,7 @@ async function hangShard(i) {
   figure(`shard ${i} hung: games on it again after SIGCONT (s)`, flowing.toFixed(1));
   figure(`shard ${i} hung: self-play answers refusing games (kept, pushed again) / games shed`, `${sp.refused} / ${sp.shed}`);
   figure(`shard ${i} hung: acknowledged games lost / on two shards`, `${r.lost} / ${r.twice} of ${r.acked}`);
-  return `reported down after ${downAfter.toFixed(1)} s; games on shard ${other} after ${otherGames.toFixed(1)} s and the trainer stepped ${stepBefore} -> ${stepDuring} while it hung; games on it ${flowing.toFixed(1)} s after SIGCONT; self-play: ${sp.refused} answers refusing games, kept and pushed again, 0 shed; ${r.text}`;
+  return `reported down after ${downAfter.toFixed(1)} s; games on shard ${other} after ${otherGames.toFixed(1)} s and the trainer stepped ${stepBefore} -> ${stepDuring} while it hung; games on it ${flowing.toFixed(1)} s after SIGCONT; self-play: ${sp.refused} answers refusing games, kept and pushed again, 0 shed; replay Ready throughout (${rr.polls} polls); ${r.text}`;
 }
 
 async function main() {
