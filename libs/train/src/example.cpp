@@ -21,10 +21,14 @@ Result<Example> finish_example(chess::Position& pos, std::span<const chess::Move
     return fail("policy has " + std::to_string(policy_moves.size()) + " moves but " +
                 std::to_string(policy_probs.size()) + " probabilities");
   if (policy_moves.empty()) return fail("policy is empty");
-  if (result < -1 || result > 1) return fail("result " + std::to_string(result) + " is not -1, 0 or 1");
+  if (result < -1 || result > 1)
+    return fail("result " + std::to_string(result) + " is not -1, 0 or 1");
   Example e;
   e.planes = nn::encode(pos);
   e.result = static_cast<std::int8_t>(result);
+  // One move generation for the policy's legality and the legal list.
+  chess::MoveList legal;
+  chess::generate_legal(pos, legal);
   double sum = 0;
   e.policy.reserve(policy_moves.size());
   for (std::size_t i = 0; i < policy_moves.size(); ++i) {
@@ -32,8 +36,9 @@ Result<Example> finish_example(chess::Position& pos, std::span<const chess::Move
     if (!record::probability_ok(p))
       return fail("policy probability " + std::to_string(p) + " of " +
                   chess::to_uci(policy_moves[i]) + " is outside [0, 1]");
-    if (!chess::is_legal(pos, policy_moves[i]))
-      return fail("policy move " + chess::to_uci(policy_moves[i]) + " is not legal in " + pos.fen());
+    if (!legal.contains(policy_moves[i]))
+      return fail("policy move " + chess::to_uci(policy_moves[i]) + " is not legal in " +
+                  pos.fen());
     const int index = nn::policy_index(policy_moves[i], pos.side_to_move());
     for (const auto& [seen, q] : e.policy)
       if (seen == index)
@@ -43,8 +48,6 @@ Result<Example> finish_example(chess::Position& pos, std::span<const chess::Move
   }
   if (auto problem = record::policy_sum_problem(sum)) return fail(*problem);
   for (auto& entry : e.policy) entry.second = static_cast<float>(entry.second / sum);
-  chess::MoveList legal;
-  chess::generate_legal(pos, legal);
   e.legal.reserve(std::size_t(legal.size()));
   for (const chess::Move m : legal)
     e.legal.push_back(static_cast<std::uint16_t>(nn::policy_index(m, pos.side_to_move())));
@@ -65,6 +68,11 @@ Result<Example> make_example(std::string_view fen, std::span<const chess::Move> 
     pos->make_move(history[i]);
   }
   return finish_example(*pos, policy_moves, policy_probs, result);
+}
+
+Result<Example> make_example_at(chess::Position& reached, std::span<const chess::Move> policy_moves,
+                                std::span<const float> policy_probs, int result) {
+  return finish_example(reached, policy_moves, policy_probs, result);
 }
 
 Result<std::vector<Example>> examples_from_record(const record::GameRecord& record) {
@@ -88,7 +96,8 @@ Result<std::vector<Example>> examples_from_record(const record::GameRecord& reco
   out.reserve(record.targets.size());
   std::size_t next_target = 0;
   for (std::size_t ply = 0; ply <= record.moves.size(); ++ply) {
-    while (next_target < record.targets.size() && std::size_t(record.targets[next_target].ply) == ply) {
+    while (next_target < record.targets.size() &&
+           std::size_t(record.targets[next_target].ply) == ply) {
       const record::MoveTarget& t = record.targets[next_target++];
       std::vector<chess::Move> moves;
       std::vector<float> probs;
@@ -101,7 +110,8 @@ Result<std::vector<Example>> examples_from_record(const record::GameRecord& reco
       if (!e) return fail("game " + record.id + " ply " + std::to_string(ply) + ": " + e.error());
       e->root_value = t.root_value;
       e->root_draw = t.root_draw;
-      const std::size_t later = std::min(ply + std::size_t(chess::kMaterialHorizonPlies), balance.size() - 1);
+      const std::size_t later =
+          std::min(ply + std::size_t(chess::kMaterialHorizonPlies), balance.size() - 1);
       const int lead = balance[later] * (pos->side_to_move() == chess::kWhite ? 1 : -1);
       e->material = static_cast<std::int16_t>(lead);
       e->has_material = true;

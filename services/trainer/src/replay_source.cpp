@@ -9,12 +9,14 @@
 namespace chessrl::trainer_service {
 
 Result<train::Example> to_example(const v1::TrainingPosition& p) {
-  // Decoding replays the history (the input planes need its positions); the
-  // policy rule is applied once, by make_example.
-  auto decoded = record::decode_position(p);
+  // Decoding replays the history once (the input planes need its positions)
+  // and leaves the position reached; the policy rule is applied once, by
+  // make_example_at.
+  chess::Position reached;
+  auto decoded = record::decode_position(p, &reached);
   if (!decoded.ok()) return fail(decoded.error());
-  auto example = train::make_example(decoded->fen, decoded->history, decoded->policy_moves,
-                                     decoded->policy_probs, decoded->result);
+  auto example = train::make_example_at(reached, decoded->policy_moves, decoded->policy_probs,
+                                        decoded->result);
   if (!example.ok()) {
     return fail("sampled position of game '" + p.game_id() + "' ply " + std::to_string(p.ply()) +
                 ": " + example.error());

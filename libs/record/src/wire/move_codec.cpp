@@ -33,13 +33,20 @@ std::optional<chess::Move> decode_move(const chess::Position& pos, std::uint32_t
   if (code >= kCodeLimit) return std::nullopt;
   const auto from = static_cast<chess::Square>(code % kSquares);
   const auto to = static_cast<chess::Square>((code / kToScale) % kSquares);
-  const std::uint32_t promotion = code / kPromotionScale;
   if (from == to) return std::nullopt;
   // Only moves of the side to move from `from` can match; skip the generator
   // for empty or enemy squares.
   const chess::Piece piece = pos.piece_on(from);
   if (piece == chess::kNoPiece || chess::color_of(piece) != pos.side_to_move()) return std::nullopt;
-  for (chess::Move m : chess::legal_moves(pos))
+  return decode_move(chess::legal_moves(pos), code);
+}
+
+std::optional<chess::Move> decode_move(const chess::MoveList& legal, std::uint32_t code) {
+  if (code >= kCodeLimit) return std::nullopt;
+  const auto from = static_cast<chess::Square>(code % kSquares);
+  const auto to = static_cast<chess::Square>((code / kToScale) % kSquares);
+  const std::uint32_t promotion = code / kPromotionScale;
+  for (chess::Move m : legal)
     if (m.from() == from && m.to() == to && promotion_code(m) == promotion) return m;
   return std::nullopt;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "chessrl/chess/movegen.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/record/move_codec.h"
 
@@ -16,7 +17,7 @@ std::string where(const v1::TrainingPosition& p) {
 
 }  // namespace
 
-Result<DecodedPosition> decode_position(const v1::TrainingPosition& p) {
+Result<DecodedPosition> decode_position(const v1::TrainingPosition& p, chess::Position* reached) {
   auto start = chess::Position::from_fen(p.fen());
   if (!start.ok()) return fail(where(p) + ": bad FEN '" + p.fen() + "': " + start.error());
   chess::Position pos = std::move(start).value();
@@ -40,9 +41,11 @@ Result<DecodedPosition> decode_position(const v1::TrainingPosition& p) {
                 std::to_string(p.policy_probs_size()) + " probabilities");
   }
   out.policy_moves.reserve(static_cast<std::size_t>(p.policy_moves_size()));
+  // Every policy move is one of the same position's: one move generation.
+  const chess::MoveList legal = chess::legal_moves(pos);
   for (int i = 0; i < p.policy_moves_size(); ++i) {
     const std::uint32_t code = p.policy_moves(i);
-    const auto move = decode_move(pos, code);
+    const auto move = decode_move(legal, code);
     if (!move) {
       return fail(where(p) + ": policy move " + std::to_string(i) + " (code " +
                   std::to_string(code) + ") is not legal in " + pos.fen());
@@ -68,6 +71,7 @@ Result<DecodedPosition> decode_position(const v1::TrainingPosition& p) {
                   " is outside [-39, 39]");
     out.material_later = p.material_later();
   }
+  if (reached) *reached = std::move(pos);
   return out;
 }
 

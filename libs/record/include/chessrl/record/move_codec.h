@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "chessrl/chess/movegen.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/chess/rules.h"
 #include "chessrl/chess/types.h"
@@ -19,6 +20,9 @@ std::uint32_t encode_move(chess::Move move);
 // The legal move of `pos` that `code` names, or nullopt when `code` is out of
 // range or names no legal move there.
 std::optional<chess::Move> decode_move(const chess::Position& pos, std::uint32_t code);
+// The same among `legal`, every legal move of one position (chess::legal_moves):
+// many codes of one position cost one move generation.
+std::optional<chess::Move> decode_move(const chess::MoveList& legal, std::uint32_t code);
 
 // kOngoing -> OUTCOME_UNSPECIFIED.
 v1::Outcome to_wire(chess::Outcome outcome);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "chessrl/chess/position.h"
 #include "chessrl/chess/types.h"
 #include "chessrl/core/result.h"
 #include "chessrl/v1/game.pb.h"
@@ -25,7 +26,7 @@ struct DecodedPosition {
   int result = 0;                         // for the side to move: 1, 0 or -1
   float root_value = 0;
   float root_draw = 0;
-  std::optional<int> material_later;      // unset in positions stored before it existed
+  std::optional<int> material_later;  // unset in positions stored before it existed
 };
 
 // Fails, naming the game, ply and what is wrong, on a FEN that does not parse,
@@ -33,6 +34,9 @@ struct DecodedPosition {
 // lists of different lengths, or a value outside its range (result, root
 // value and draw, material): a store whose data does not match what replay
 // validated, which must not become a training example.
-Result<DecodedPosition> decode_position(const v1::TrainingPosition& position);
+// With `reached`, also the position trained on, with its history (what
+// train::make_example_at takes): no second replay from the FEN.
+Result<DecodedPosition> decode_position(const v1::TrainingPosition& position,
+                                        chess::Position* reached = nullptr);
 
 }  // namespace chessrl::record

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "chessrl/chess/position.h"
 #include "chessrl/chess/types.h"
 #include "chessrl/core/result.h"
 #include "chessrl/nn/encoding.h"
@@ -45,6 +46,12 @@ struct Example {
 Result<Example> make_example(std::string_view fen, std::span<const chess::Move> history,
                              std::span<const chess::Move> policy_moves,
                              std::span<const float> policy_probs, int result);
+
+// The same for `reached`, the position trained on with its history already
+// played (as record::decode_position leaves it): no FEN, no replay. `reached`
+// is left as it was (encoding unmakes and remakes its history).
+Result<Example> make_example_at(chess::Position& reached, std::span<const chess::Move> policy_moves,
+                                std::span<const float> policy_probs, int result);
 
 // Every recorded position of a game (one per MoveTarget), encoded with the
 // game's real history. A game without a decided result gives draws.
