@@ -40,12 +40,15 @@ struct ReplayServiceOptions {
   // requests (ByteSizeLong) together. Past either, a call is answered
   // UNAVAILABLE at once, naming the flag (--max-push-calls, --max-push-bytes),
   // and counted in chessrl_replay_pushes_refused_total{reason}; self-play keeps
-  // its games and retries with jittered backoff. This bounds what pushes hold
-  // in replay's memory when the store is slower than the producers (measured
-  // defaults: docs/replay.md, "Admission"). A call alone over max_push_bytes is
-  // refused RESOURCE_EXHAUSTED (the pusher splits it). 0: no cap.
-  std::uint32_t max_push_calls = 64;
-  std::uint64_t max_push_bytes = 64ull << 20;
+  // its games and retries with jittered backoff. A call alone over
+  // max_push_bytes is refused RESOURCE_EXHAUSTED (the pusher splits it). 0: no
+  // cap. 16 calls: twice a Redis pool of 8 connections (more only wait for a
+  // connection, holding their requests); 1,000 producers at 3x what Redis
+  // takes peaked replay at 329 MiB with 16, 439 MiB with 64, 959 MiB with no
+  // cap (docs/replay.md, "Admission"). 32 MiB: 16 of self-play's largest
+  // default pushes (1.6 MB) fit; four of the largest messages (8 MiB).
+  std::uint32_t max_push_calls = 16;
+  std::uint64_t max_push_bytes = 32ull << 20;
   ProducerOptions producers;  // quarantine, rate limit, per-producer series
 };
 
