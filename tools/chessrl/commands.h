@@ -35,6 +35,10 @@ void add_bench_abuse_command(CLI::App& bench);
 // `bench selfplay-stop`, under the bench command: chessrl-selfplay from SIGTERM
 // to exit, with a full push buffer and with an empty one (CHESSRL_SERVICES only).
 void add_bench_selfplay_stop_command(CLI::App& bench);
+// `bench sample`, under the bench command: the trainer's examples/s from the
+// replay service with 1..8 Sample calls in flight, and decoding alone
+// (CHESSRL_SERVICES only).
+void add_bench_sample_command(CLI::App& bench);
 // `bench capacity`, under the bench command: per-unit Redis and replay costs
 // from Redis's own accounting and the capacity model (CHESSRL_SERVICES only).
 void add_bench_capacity_command(CLI::App& bench);
