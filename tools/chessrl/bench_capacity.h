@@ -68,6 +68,8 @@ struct RedisCounters {
   double aof_bytes = 0;           // aof_current_size
   double aof_rewrites = 0;
   double used_memory = 0;
+  double used_memory_dataset = 0;  // used_memory less Redis's own overhead
+  double clients_memory = 0;       // mem_clients_normal: the connections' buffers
   double latest_fork_usec = 0;
 };
 RedisCounters read_counters(const harness::RedisServer& server);

@@ -26,7 +26,8 @@ struct MemoryRun {
   int shards = 0;
   double empty_memory = 0;  // Σ used_memory before the first push
   std::vector<double> memory, positions, rewrites;
-  double fork_usec = 0;  // the largest latest_fork_usec seen
+  double fork_usec = 0;             // the largest latest_fork_usec seen
+  double dataset = 0, clients = 0;  // Σ used_memory_dataset and mem_clients_normal at the end
   double per_position(std::size_t t) const { return memory[t] / positions[t]; }
 };
 
@@ -62,6 +63,10 @@ MemoryRun run_layout(const CapacityOptions& o, const Corpus& corpus, int k) {
       memory += c.used_memory;
       rewrites += c.aof_rewrites;
       run.fork_usec = std::max(run.fork_usec, c.latest_fork_usec);
+      if (t + 1 == o.turnovers) {
+        run.dataset += c.used_memory_dataset;
+        run.clients += c.clients_memory;
+      }
     }
     run.memory.push_back(memory);
     run.positions.push_back(double(store.stats().value_or_throw().positions));
@@ -95,9 +100,10 @@ void run_memory_phase(const CapacityOptions& o, const Corpus& corpus) {
   pin_this_thread({});
 
   std::printf(
-      "\n## Window memory (%llu-position window, %d turnovers, %.1f positions per game, "
-      "appendfsync everysec with Redis's own rewrite settings)\n\n",
-      (unsigned long long)o.memory_window, o.turnovers, corpus.positions_per_game);
+      "\n## Window memory (%llu-position window, %d turnovers, %.1f positions of %.0f bytes per "
+      "game, appendfsync everysec with Redis's own rewrite settings)\n\n",
+      (unsigned long long)o.memory_window, o.turnovers, corpus.positions_per_game,
+      corpus.bytes_per_position);
   std::printf(
       "| turnover | 1 shard used_memory MB | bytes/position | %d shards Σ used_memory MB | "
       "bytes/position | AOF rewrites (1 shard, Σ %d shards) |\n",
@@ -145,6 +151,11 @@ void run_memory_phase(const CapacityOptions& o, const Corpus& corpus) {
       "%.2fx: %s); %.3fx net of each empty server\n",
       many.shards, many.shards, ratio, kTargetShardRatio, verdict(ratio <= kTargetShardRatio),
       net_ratio);
+  std::printf(
+      "of which: used_memory_dataset %.1f MB vs %.1f MB (%.3fx); the connections' buffers "
+      "%.1f MB vs %.1f MB\n",
+      many.dataset / 1e6, one.dataset / 1e6, many.dataset / one.dataset, many.clients / 1e6,
+      one.clients / 1e6);
   std::printf(
       "AOF rewrites (1 shard): %.0f in %d turnovers, %.2f per turnover; latest fork %.0f "
       "us\n",

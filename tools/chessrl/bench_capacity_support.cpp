@@ -121,6 +121,8 @@ RedisCounters read_counters(const harness::RedisServer& server) {
   c.aof_bytes = number_field(info, "aof_current_size");
   c.aof_rewrites = number_field(info, "aof_rewrites");
   c.used_memory = number_field(info, "used_memory");
+  c.used_memory_dataset = number_field(info, "used_memory_dataset");
+  c.clients_memory = number_field(info, "mem_clients_normal");
   c.latest_fork_usec = number_field(info, "latest_fork_usec");
   return c;
 }
