@@ -76,8 +76,11 @@ bench-train: build
 
 # The replay service at fleet scale on one machine (docs/benchmarks.md): 1,000
 # producers at 1/100 of a 1,000-GPU fleet's rate for 10 minutes; four Redis
-# shards with one SIGKILLed and restarted; 3x overload, then half load.
+# shards with one SIGKILLed and restarted; 3x overload, then half load. First
+# the per-unit Redis and replay costs, the capacity model, one step of shard
+# scaling and the window's memory per position (bench capacity, ~15 min).
 bench-scale: build
+	@$(CHESSRL) bench capacity
 	@$(CHESSRL) bench load --producers 1000 --rate 0.111 --seconds 600
 	@$(CHESSRL) bench load --producers 64 --rate 11.1 --shards 4 --kill-shard-at 20 --restart-after 2 --seconds 60
 	@$(CHESSRL) bench load --producers 1000 --overload 3 --buffer-games 256 --plies 80 --measure 20 --seconds 120 --samplers 1
