@@ -44,7 +44,7 @@ Result<train::Example> to_example(const v1::TrainingPosition& position);
 // does not decode fails the whole reply (its error names it).
 Result<std::vector<train::Example>> to_examples(const v1::SampleReply& reply);
 
-// The trainer's default --sample-inflight (docs/benchmarks.md, "Sample calls in flight").
+// The trainer's default --sample-inflight (docs/benchmarks.md, "The trainer's data source").
 inline constexpr int kDefaultSampleInflight = 4;
 
 class ReplaySource : public train::ExampleSource {
