@@ -1,6 +1,6 @@
 'use strict';
 // helm/values-fleet.yaml, as its header says to install it (after values-gpu.yaml): 1,000
-// GPU self-play pods, 16 Redis shards with appendfsync everysec and replay told every
+// GPU self-play pods, 25 Redis shards with appendfsync everysec and replay told every
 // shard's address, the total window passed through unchanged, 8 replay pods, 64 trainer
 // ranks with WORLD_SIZE 64; every object valid against the Kubernetes schemas at both
 // versions the checks cover. (lint.test.js and k8s-schema.test.js render the file alone.)
