@@ -184,6 +184,29 @@ TEST(ShardedReplayStore, AFailedShardFailsOnlyItsGames) {
   }
 }
 
+// The trainer's reuse gate reads positions_total: a shard that goes away and
+// comes back must neither drop it nor make it jump.
+TEST(ShardedReplayStore, StatsCountAShardDownAsLastSeen) {
+  Shards shards({1000, 1000});
+  std::vector<StoredGame> games;
+  for (int i = 0; i < 40; ++i) games.push_back(game("s" + std::to_string(i), 2));
+  ASSERT_TRUE(shards.sharded->push(games).ok());
+  auto before = shards.sharded->stats();
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->positions_total, 80u);
+  shards.stores[1]->set_failure("connection refused");
+  auto during = shards.sharded->stats();
+  ASSERT_TRUE(during.ok());
+  EXPECT_EQ(during->shards_down, 1u);
+  EXPECT_EQ(during->positions_total, 80u);
+  EXPECT_EQ(during->games, 40u);
+  shards.stores[1]->set_failure("");
+  auto after = shards.sharded->stats();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->shards_down, 0u);
+  EXPECT_EQ(after->positions_total, 80u);
+}
+
 // A shard whose window answers stats but whose sample finds damaged data.
 class DamagedShard final : public ReplayStore {
  public:

@@ -59,7 +59,8 @@ ShardedReplayStore::ShardedReplayStore(std::vector<ReplayStore*> shards,
       names_(std::move(names)),
       options_(options),
       sizes_(shards_.size(), 0),
-      down_(shards_.size()) {
+      down_(shards_.size()),
+      last_stats_(shards_.size()) {
   assert(!shards_.empty());
   assert(names_.size() == shards_.size());
 }
@@ -215,20 +216,27 @@ Result<WindowStats> ShardedReplayStore::stats() {
   std::string errors;
   std::size_t answered = 0;
   auto per_shard = shard_stats();
+  std::lock_guard lock(mutex_);
   for (std::size_t s = 0; s < per_shard.size(); ++s) {
     const auto& stats = per_shard[s];
-    if (!stats.ok()) {
+    if (stats.ok()) {
+      ++answered;
+      last_stats_[s] = *stats;
+    } else {
       ++sum.shards_down;
       errors += (errors.empty() ? "" : "; ") +
                 ("shard " + std::to_string(s) + " (" + names_[s] + "): " + stats.error());
-      continue;
     }
-    ++answered;
-    sum.games += stats->games;
-    sum.positions += stats->positions;
-    sum.capacity += stats->capacity;
-    sum.games_total += stats->games_total;
-    sum.positions_total += stats->positions_total;
+    // A shard down counts as last seen, so that the totals do not drop while
+    // it is away and jump when it is back (the trainer's reuse gate reads
+    // positions_total).
+    if (!last_stats_[s]) continue;
+    const WindowStats& one = *last_stats_[s];
+    sum.games += one.games;
+    sum.positions += one.positions;
+    sum.capacity += one.capacity;
+    sum.games_total += one.games_total;
+    sum.positions_total += one.positions_total;
   }
   if (answered == 0) return fail("every replay shard failed: " + errors);
   return sum;

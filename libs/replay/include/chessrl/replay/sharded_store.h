@@ -18,9 +18,11 @@
 //   at most every `refresh_interval`, and from each sample's reply. A shard
 //   that fails is skipped (weight 0 until the next refresh) and the draw
 //   goes to another; the call fails only when every shard does.
-// - stats() and server_info() sum over the shards that answer; stats() says
-//   how many did not (WindowStats::shards_down) and fails only when none
-//   answers, so that one shard down leaves the service serving the others.
+// - stats() sums over the shards, a shard that does not answer as it was
+//   last seen (so the totals neither drop nor jump with an outage), says how
+//   many did not answer (WindowStats::shards_down), and fails only when none
+//   does, so that one shard down leaves the service serving the others.
+//   server_info() sums the shards that answer.
 //
 // Thread-safe when every shard is. With one shard every call goes straight
 // to it: N = 1 behaves as that store alone.
@@ -88,6 +90,7 @@ class ShardedReplayStore final : public ReplayStore {
   std::mutex mutex_;                  // guards sizes_ and refreshed_
   std::vector<std::uint64_t> sizes_;  // positions in each shard's window, as last seen
   std::vector<std::string> down_;     // why each shard's last stats failed; empty: it answered
+  std::vector<std::optional<WindowStats>> last_stats_;  // each shard's last stats() answer
   std::chrono::steady_clock::time_point refreshed_{};
   bool refreshing_ = false;
 };
