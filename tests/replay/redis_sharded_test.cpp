@@ -20,6 +20,7 @@
 
 #include "chessrl/replay/sharded_store.h"
 #include "redis_test_util.h"
+#include "shard_uniformity.h"
 
 namespace chessrl::replay {
 namespace {
@@ -164,13 +165,8 @@ TEST(RedisShardedStore, SamplesUniformlyOverTheUnionOfWindows) {
       batch.clear();
     }
   }
-  std::vector<int> cell_of(kGames, -1);
-  for (std::size_t s = 0; s < 4; ++s) {
-    ASSERT_EQ(shards.games_on(s), windows[s]);
-    const std::size_t first = routed[s].size() - windows[s];
-    for (std::size_t k = first; k < routed[s].size(); ++k)
-      cell_of[routed[s][k]] = static_cast<int>(s * 10 + (k - first) * 10 / windows[s]);
-  }
+  for (std::size_t s = 0; s < 4; ++s) ASSERT_EQ(shards.games_on(s), windows[s]);
+  const std::vector<int> cell_of = shard_uniformity::cells_of_games(routed, windows, kGames);
   // A drawn position "w<i>/0" names its game.
   constexpr int kDraws = 1'000'000;
   std::vector<double> cells(40, 0);
@@ -184,20 +180,7 @@ TEST(RedisShardedStore, SamplesUniformlyOverTheUnionOfWindows) {
     ASSERT_GE(cell, 0) << p << " is not in a window";
     cells[static_cast<std::size_t>(cell)] += 1;
   }
-  double chi_square = 0;
-  for (std::size_t s = 0; s < 4; ++s) {
-    const double share = static_cast<double>(windows[s]) / 10'000.0;
-    double drawn = 0;
-    for (std::size_t decile = 0; decile < 10; ++decile) {
-      const double expected = kDraws * share / 10;
-      const double observed = cells[s * 10 + decile];
-      chi_square += (observed - expected) * (observed - expected) / expected;
-      drawn += observed;
-    }
-    EXPECT_NEAR(drawn / kDraws, share, 0.003) << "shard " << s;
-  }
-  // 40 cells, 39 degrees of freedom: P(chi-square > 72.05) = 0.001.
-  EXPECT_LT(chi_square, 72.05);
+  shard_uniformity::expect_uniform_over_union(cells, windows);
 }
 
 }  // namespace

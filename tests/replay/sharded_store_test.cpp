@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "chessrl/replay/memory_store.h"
+#include "shard_uniformity.h"
 
 namespace chessrl::replay {
 namespace {
@@ -269,13 +270,7 @@ TEST(ShardedReplayStore, SamplesUniformlyOverTheUnionOfWindows) {
   }
   ASSERT_TRUE(shards.sharded->push(batch).ok());
   // Each game's (shard, age decile): its rank among the shard's window.
-  std::vector<int> cell_of(kGames, -1);
-  for (std::size_t s = 0; s < capacities.size(); ++s) {
-    ASSERT_GE(routed[s].size(), capacities[s]);
-    const std::size_t first = routed[s].size() - capacities[s];
-    for (std::size_t k = first; k < routed[s].size(); ++k)
-      cell_of[routed[s][k]] = static_cast<int>(s * 10 + (k - first) * 10 / capacities[s]);
-  }
+  const std::vector<int> cell_of = shard_uniformity::cells_of_games(routed, capacities, kGames);
   constexpr int kDraws = 1'000'000;
   std::vector<double> cells(capacities.size() * 10, 0);
   for (int d = 0; d < kDraws; ++d) {
@@ -287,20 +282,7 @@ TEST(ShardedReplayStore, SamplesUniformlyOverTheUnionOfWindows) {
     ASSERT_GE(cell, 0) << "drew a position outside the windows";
     cells[static_cast<std::size_t>(cell)] += 1;
   }
-  double chi_square = 0;
-  for (std::size_t s = 0; s < capacities.size(); ++s) {
-    const double share = static_cast<double>(capacities[s]) / 20'000.0;
-    double drawn = 0;
-    for (int decile = 0; decile < 10; ++decile) {
-      const double observed = cells[s * 10 + decile];
-      const double expected = kDraws * share / 10;
-      chi_square += (observed - expected) * (observed - expected) / expected;
-      drawn += observed;
-    }
-    EXPECT_NEAR(drawn / kDraws, share, 0.003) << "shard " << s;
-  }
-  // 40 cells, 39 degrees of freedom: P(chi-square > 72.05) = 0.001.
-  EXPECT_LT(chi_square, 72.05);
+  shard_uniformity::expect_uniform_over_union(cells, capacities);
 }
 
 }  // namespace
