@@ -1,11 +1,13 @@
 // The in-memory stores: idempotent pushes, the sliding window and its
 // eviction order, uniform reproducible sampling, failure injection, and the
-// model registry's publish/latest/best.
+// model registry's publish/latest/best, pruning and leases.
 #include "chessrl/replay/memory_store.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -213,6 +215,54 @@ TEST(MemoryModelStore, BestMovesOnlyToKnownVersions) {
   EXPECT_EQ(store.best().value_or_throw()->version, 2u);
 }
 
+// Publishes versions 1..n, each blob "v<i>".
+void publish_versions(MemoryModelStore& store, std::uint64_t n) {
+  for (std::uint64_t v = 1; v <= n; ++v) {
+    const std::string blob = "v" + std::to_string(v);
+    ASSERT_EQ(store.publish(meta(v, static_cast<std::uint32_t>(v), blob.size()), blob)
+                  .value_or_throw(),
+              PublishStatus::kPublished);
+  }
+}
+
+std::vector<std::uint64_t> kept_versions(MemoryModelStore& store) {
+  std::vector<std::uint64_t> kept;
+  for (const ModelMeta& m : store.versions_after(0, 100).value_or_throw()) kept.push_back(m.version);
+  return kept;
+}
+
+TEST(MemoryModelStore, PruneKeepsTheNewestTheBestAndTheLeased) {
+  using namespace std::chrono_literals;
+  MemoryModelStore store;
+  publish_versions(store, 6);
+  ASSERT_TRUE(store.set_best(1).value_or_throw());
+  ASSERT_TRUE(store.lease(2, 1h).value_or_throw());
+  EXPECT_EQ(store.prune(3).value_or_throw(), (std::vector<std::uint64_t>{3}));
+  EXPECT_EQ(kept_versions(store), (std::vector<std::uint64_t>{1, 2, 4, 5, 6}));
+  // A lease of a version that does not exist (or no longer does) is refused.
+  EXPECT_FALSE(store.lease(3, 1h).value_or_throw());
+  EXPECT_FALSE(store.lease(99, 1h).value_or_throw());
+  // Ended (ttl 0): the next prune takes it.
+  EXPECT_TRUE(store.lease(2, 0ms).value_or_throw());
+  EXPECT_EQ(store.prune(3).value_or_throw(), (std::vector<std::uint64_t>{2}));
+  EXPECT_EQ(kept_versions(store), (std::vector<std::uint64_t>{1, 4, 5, 6}));
+  EXPECT_EQ(store.best().value_or_throw()->version, 1u);
+}
+
+TEST(MemoryModelStore, ALeaseExpiresAndCanBeRenewed) {
+  using namespace std::chrono_literals;
+  MemoryModelStore store;
+  publish_versions(store, 4);
+  ASSERT_TRUE(store.lease(1, 30ms).value_or_throw());
+  ASSERT_TRUE(store.lease(2, 30ms).value_or_throw());
+  ASSERT_TRUE(store.lease(2, 1h).value_or_throw());  // renewed before it ended
+  std::this_thread::sleep_for(60ms);
+  EXPECT_EQ(store.prune(2).value_or_throw(), (std::vector<std::uint64_t>{1}));
+  EXPECT_EQ(kept_versions(store), (std::vector<std::uint64_t>{2, 3, 4}));
+  // keep 0 keeps everything, leased or not.
+  EXPECT_TRUE(store.prune(0).value_or_throw().empty());
+}
+
 TEST(MemoryModelStore, InjectedFailure) {
   MemoryModelStore store;
   ASSERT_TRUE(store.publish(meta(1, 1, 2), "v1").ok());
@@ -224,6 +274,8 @@ TEST(MemoryModelStore, InjectedFailure) {
   EXPECT_FALSE(store.best().ok());
   ASSERT_FALSE(store.set_best(1).ok());
   EXPECT_EQ(store.set_best(1).error(), "unreachable");
+  EXPECT_FALSE(store.lease(1, std::chrono::seconds(1)).ok());
+  EXPECT_FALSE(store.prune(1).ok());
   store.set_failure("");
   EXPECT_EQ(store.latest().value_or_throw()->version, 1u);
 }

@@ -2,7 +2,7 @@
 // against a real redis-server: per-game results when a batch fails partway,
 // no acknowledged game lost to a SIGKILL right after the acknowledgement,
 // dedup markers bounded by the window, the maxmemory-policy check, and the
-// model registry's pruning.
+// model registry's pruning and leases.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -216,6 +216,46 @@ TEST(RedisRegistry, PruneKeepsTheNewestVersionsAndTheBest) {
   // Nothing more to prune; 0 keeps everything.
   EXPECT_TRUE(store.prune(3).value_or_throw().empty());
   EXPECT_TRUE(store.prune(0).value_or_throw().empty());
+}
+
+// A leased version outlives --keep-models until its lease ends (by Redis's
+// clock), is ended by a ttl of 0, and a lease of a version that does not exist
+// is refused; the best is kept throughout, and ended leases are forgotten.
+TEST(RedisRegistry, PruneKeepsLeasedVersionsUntilTheLeaseEnds) {
+  auto server = harness::RedisServer::start();
+  RedisReplayStore store(options_for(*server));
+  for (std::uint64_t v = 1; v <= 6; ++v) {
+    const std::string blob = random_blob(100, v);
+    ASSERT_EQ(store.publish(meta_for(v, blob), blob).value_or_throw(), PublishStatus::kPublished);
+  }
+  auto versions = [&] {
+    std::vector<std::uint64_t> kept;
+    for (const ModelMeta& meta : store.versions_after(0, 100).value_or_throw())
+      kept.push_back(meta.version);
+    return kept;
+  };
+  auto leases = [&] { return std::stoi(server->cli({"ZCARD", "t:model:leases"})); };
+  ASSERT_TRUE(store.set_best(1).value_or_throw());
+  ASSERT_TRUE(store.lease(2, 1h).value_or_throw());
+  ASSERT_TRUE(store.lease(3, 300ms).value_or_throw());
+  EXPECT_FALSE(store.lease(42, 1h).value_or_throw());
+  EXPECT_EQ(leases(), 2);
+
+  EXPECT_EQ(store.prune(2).value_or_throw(), (std::vector<std::uint64_t>{4}));
+  EXPECT_EQ(versions(), (std::vector<std::uint64_t>{1, 2, 3, 5, 6}));
+  EXPECT_EQ(store.read(2).value_or_throw().value(), random_blob(100, 2));
+
+  std::this_thread::sleep_for(400ms);  // v3's lease ends
+  EXPECT_EQ(store.prune(2).value_or_throw(), (std::vector<std::uint64_t>{3}));
+  EXPECT_EQ(leases(), 1);  // the ended one is forgotten
+  EXPECT_FALSE(store.lease(3, 1h).value_or_throw());  // pruned: no lease
+
+  ASSERT_TRUE(store.lease(2, 0ms).value_or_throw());  // ended early
+  EXPECT_EQ(leases(), 0);
+  EXPECT_EQ(store.prune(2).value_or_throw(), (std::vector<std::uint64_t>{2}));
+  EXPECT_EQ(versions(), (std::vector<std::uint64_t>{1, 5, 6}));
+  EXPECT_EQ(store.best().value_or_throw()->version, 1u);
+  EXPECT_EQ(store.latest().value_or_throw()->version, 6u);
 }
 
 }  // namespace

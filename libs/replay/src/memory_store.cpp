@@ -156,14 +156,33 @@ void MemoryModelStore::set_failure(std::string message, StoreErrorKind kind) {
   failure_kind_ = kind;
 }
 
+Result<bool> MemoryModelStore::lease(std::uint64_t version, std::chrono::milliseconds ttl) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) return fail(failure_);
+  if (models_.find(version) == models_.end()) {
+    leases_.erase(version);
+    return false;
+  }
+  if (ttl.count() <= 0)
+    leases_.erase(version);
+  else
+    leases_[version] = std::chrono::steady_clock::now() + ttl;
+  return true;
+}
+
 Result<std::vector<std::uint64_t>> MemoryModelStore::prune(std::size_t keep) {
   std::lock_guard lock(mutex_);
   if (!failure_.empty()) return fail(failure_);
   std::vector<std::uint64_t> pruned;
-  if (keep == 0 || models_.size() <= keep) return pruned;
-  std::size_t excess = models_.size() - keep;
-  for (auto it = models_.begin(); excess > 0; --excess) {
-    if (it->first == best_) {
+  if (keep == 0) return pruned;
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(leases_, [&](const auto& lease) {
+    return lease.second <= now || models_.find(lease.first) == models_.end();
+  });
+  if (models_.size() <= keep) return pruned;
+  std::size_t older = models_.size() - keep;  // the versions before the newest `keep`
+  for (auto it = models_.begin(); older > 0; --older) {
+    if (it->first == best_ || leases_.contains(it->first)) {
       ++it;
       continue;
     }

@@ -22,6 +22,7 @@ enum Script : int {
   kModelInfoScript,
   kSetBestScript,
   kPruneScript,
+  kLeaseScript,
   kScriptCount,
 };
 
@@ -193,18 +194,50 @@ redis.call('SET', prefix .. ':model:best', v)
 return 1
 )lua";
 
-// ARGV: prefix, keep (> 0). Deletes every version but the newest `keep` and
-// the best: its hash, its chunks and its entry in P:models. Returns the
-// deleted versions, oldest first.
+// Lease times are Redis's own clock (TIME, in ms), so every replay process
+// sharing this Redis agrees on when a lease ends. TIME inside a script that
+// then writes needs script effects replication, the default since Redis 5.
+
+// ARGV: prefix, version, ttl (ms). Sets the version's lease in
+// P:model:leases (score: when it ends, ms) to now + ttl; ttl 0 removes it.
+// Returns 1, or 0 when the version does not exist (its lease, if any, goes).
+inline constexpr std::string_view kLeaseLua = R"lua(
+local prefix, v, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local leases = prefix .. ':model:leases'
+if redis.call('EXISTS', prefix .. ':model:' .. v) == 0 then
+  redis.call('ZREM', leases, v)
+  return 0
+end
+if ttl <= 0 then
+  redis.call('ZREM', leases, v)
+  return 1
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', leases, string.format('%d', now + ttl), v)
+return 1
+)lua";
+
+// ARGV: prefix, keep (> 0). Deletes every version but the newest `keep`, the
+// best and the leased (lease not ended by Redis's TIME): its hash, its chunks
+// and its entry in P:models. Drops ended leases and those of versions gone
+// first. Returns the deleted versions, oldest first.
 inline constexpr std::string_view kPruneLua = R"lua(
 local prefix, keep = ARGV[1], tonumber(ARGV[2])
 local models = prefix .. ':models'
+local leases = prefix .. ':model:leases'
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', leases, '-inf', string.format('%d', now))
+for _, v in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
+  if redis.call('EXISTS', prefix .. ':model:' .. v) == 0 then redis.call('ZREM', leases, v) end
+end
 local n = redis.call('ZCARD', models)
 local pruned = {}
 if n <= keep then return pruned end
 local best = redis.call('GET', prefix .. ':model:best')
 for _, v in ipairs(redis.call('ZRANGE', models, 0, n - keep - 1)) do
-  if v ~= best then
+  if v ~= best and not redis.call('ZSCORE', leases, v) then
     local key = prefix .. ':model:' .. v
     local keys = {key}
     local chunks = tonumber(redis.call('HGET', key, 'chunks') or '0')

@@ -24,6 +24,8 @@
 //                            all but the newest K and the best)
 //   P:model:latest  integer  the highest version published
 //   P:model:best    integer  set by set_best
+//   P:model:leases  zset     versions prune() keeps, score = when the lease
+//                            ends (ms of Redis's TIME); set by lease()
 //
 // A push is one EVALSHA per game (dedup, store, evict: atomic per game), all
 // of a batch pipelined in one round trip inside MULTI/EXEC; a sample is one
@@ -77,6 +79,7 @@ std::vector<std::string_view> script_sources() {
   sources[redis::kModelInfoScript] = redis::kModelInfoLua;
   sources[redis::kSetBestScript] = redis::kSetBestLua;
   sources[redis::kPruneScript] = redis::kPruneLua;
+  sources[redis::kLeaseScript] = redis::kLeaseLua;
   return sources;
 }
 
@@ -526,6 +529,19 @@ std::string RedisReplayStore::refused_eviction_policy() const {
 
 std::string RedisReplayStore::refused_configuration() const {
   return pool_->refused_configuration();
+}
+
+Result<bool> RedisReplayStore::lease(std::uint64_t version, std::chrono::milliseconds ttl) {
+  Command command = Command::script(redis::kLeaseScript);
+  command.arg(options_.key_prefix)
+      .arg(version)
+      .arg(static_cast<std::uint64_t>(std::max<std::int64_t>(ttl.count(), 0)));
+  // As set_best: the script writes whenever it answers 1, so the wait covers it.
+  auto replies = pool_->run(std::span(&command, 1), /*atomic=*/false, /*acknowledge=*/true);
+  if (!replies.ok()) return fail(replies.error());
+  const redisReply* reply = replies->front().get();
+  if (reply->type != REDIS_REPLY_INTEGER) return fail(pool_->error("lease: " + describe(reply)));
+  return reply->integer == 1;
 }
 
 Result<std::vector<std::uint64_t>> RedisReplayStore::prune(std::size_t keep) {

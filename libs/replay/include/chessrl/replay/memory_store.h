@@ -3,6 +3,7 @@
 // unit tests of everything above a store. Thread-safe (one mutex each).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -58,6 +59,7 @@ class MemoryModelStore final : public ModelStore {
                                                      std::size_t limit) override;
   StoreResult<std::optional<ModelMeta>> best() override;
   Result<bool> set_best(std::uint64_t version) override;
+  Result<bool> lease(std::uint64_t version, std::chrono::milliseconds ttl) override;
   Result<std::vector<std::uint64_t>> prune(std::size_t keep) override;
 
   // As MemoryReplayStore's; every StoreResult call fails with `kind`.
@@ -67,6 +69,7 @@ class MemoryModelStore final : public ModelStore {
   std::mutex mutex_;
   std::map<std::uint64_t, std::pair<ModelMeta, std::string>> models_;
   std::uint64_t best_ = 0;
+  std::map<std::uint64_t, std::chrono::steady_clock::time_point> leases_;  // version -> end
   std::string failure_;
   StoreErrorKind failure_kind_ = StoreErrorKind::kUnavailable;
 };

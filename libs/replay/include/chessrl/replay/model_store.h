@@ -5,6 +5,7 @@
 // (store_error.h): a version whose stored data is damaged is kDataLoss.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -53,8 +54,15 @@ class ModelStore {
   // Moves `best` to `version`; returns false (nothing changed) when that
   // version does not exist.
   virtual Result<bool> set_best(std::uint64_t version) = 0;
-  // Deletes every version except the newest `keep` and the best (0: keeps
-  // all) and returns the deleted versions, oldest first. Atomic: a version is
+  // Holds `version` back from prune() until `ttl` from now (replacing the
+  // expiry of a lease it already has, so asking again renews it); a ttl of 0
+  // ends the lease. Returns false (nothing changed) when that version does not
+  // exist. The evaluator leases the candidate it gates, so a trainer that
+  // publishes faster than a match lasts cannot prune it away mid-match.
+  virtual Result<bool> lease(std::uint64_t version, std::chrono::milliseconds ttl) = 0;
+  // Deletes every version except the newest `keep`, the best and those whose
+  // lease has not expired (0: keeps all) and returns the deleted versions,
+  // oldest first. Forgets expired leases and those of versions gone. Atomic: a version is
   // there whole or gone; a reader that raced the deletion finds it absent.
   virtual Result<std::vector<std::uint64_t>> prune(std::size_t keep) = 0;
 };

@@ -120,6 +120,7 @@ class RedisReplayStore final : public ReplayStore, public ModelStore {
                                                      std::size_t limit) override;
   StoreResult<std::optional<ModelMeta>> best() override;
   Result<bool> set_best(std::uint64_t version) override;
+  Result<bool> lease(std::uint64_t version, std::chrono::milliseconds ttl) override;
   Result<std::vector<std::uint64_t>> prune(std::size_t keep) override;
 
   const RedisOptions& options() const { return options_; }
