@@ -23,27 +23,41 @@ constexpr std::chrono::milliseconds kWatchStopPoll{20};
 ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch,
                              LogFunction log, RefusedFunction on_refused,
                              SkippedFunction on_skipped)
-    : options_(std::move(registry)),
-      torch_(std::move(torch)),
-      log_(std::move(log)),
-      on_refused_(std::move(on_refused)),
-      on_skipped_(std::move(on_skipped)) {
-  channel_ = rpc::make_channel(options_);
-  client_ = std::make_unique<rpc::ModelRegistryClient>(options_, channel_);
+    : ModelFollower([&] {
+        ModelFollowerOptions options;
+        options.registry = std::move(registry);
+        options.torch = std::move(torch);
+        options.log = std::move(log);
+        options.on_refused = std::move(on_refused);
+        options.on_skipped = std::move(on_skipped);
+        return options;
+      }()) {}
+
+ModelFollower::ModelFollower(ModelFollowerOptions options) : options_(std::move(options)) {
+  channel_ = rpc::make_channel(options_.registry);
+  client_ = std::make_unique<rpc::ModelRegistryClient>(options_.registry, channel_);
   load_thread_ = std::thread([this] { load_loop(); });
   watch_thread_ = std::thread([this] {
     client_->watch(
         0,
         [this](const v1::ModelInfo& info) {
           std::lock_guard lock(mutex_);
-          if (info.version() > newest_) {
-            newest_ = info.version();
-            changed_.notify_all();
-          }
+          announce(info.version());
           return !stop_.load();
         },
         stop_, kWatchStopPoll);
   });
+}
+
+void ModelFollower::announce(std::uint64_t version) {
+  if (version <= newest_) return;
+  newest_ = version;
+  if (options_.on_announced) options_.on_announced(version);
+  changed_.notify_all();
+}
+
+void ModelFollower::log(const std::string& line) const {
+  if (options_.log) options_.log(line);
 }
 
 void ModelFollower::request_stop() {
@@ -88,7 +102,7 @@ void ModelFollower::skip(std::uint64_t version, const std::string& reason) {
   // Only versions above attempted_ are fetched: never downloaded again by this process.
   attempted_ = std::max(attempted_, version);
   skipped_.push_back(version);
-  if (on_skipped_) on_skipped_(version, reason);
+  if (options_.on_skipped) options_.on_skipped(version, reason);
 }
 
 void ModelFollower::settle() {
@@ -100,18 +114,18 @@ void ModelFollower::load_loop() {
   // Start-up: one quick question, so self-play starts on the latest model
   // rather than swapping to it right after starting.
   {
-    rpc::ClientOptions once = options_;
+    rpc::ClientOptions once = options_.registry;
     once.attempts = 1;
     rpc::ModelRegistryClient quick(once, channel_);
     auto latest = quick.latest();
     std::lock_guard lock(mutex_);
     if (!latest.ok()) {
-      log_("model registry at " + options_.address + " not reachable yet (" + latest.error() +
+      log("model registry at " + options_.registry.address + " not reachable yet (" + latest.error() +
            "); starting with the bootstrap model and following it when it answers");
     } else if (latest->has_value()) {
-      newest_ = std::max(newest_, (*latest)->version());
+      announce((*latest)->version());
     } else {
-      log_("model registry at " + options_.address +
+      log("model registry at " + options_.registry.address +
            " has no model yet; starting with the bootstrap model");
     }
     if (newest_ == 0) settle();
@@ -137,21 +151,22 @@ void ModelFollower::load_loop() {
     }
 
     auto got = client_->get(version);
+    if (!got.ok() && options_.on_download_failed) options_.on_download_failed(version, got.code());
     if (!got.ok()) {
       const std::string reason = skip_reason(got.code());
       std::lock_guard lock(mutex_);
       if (!reason.empty()) {
         // Asking again would fail the same way: skipped, like an unusable model.
-        log_("model version " + std::to_string(version) + " cannot be downloaded (" + reason +
+        log("model version " + std::to_string(version) + " cannot be downloaded (" + reason +
              ": " + got.error() + "); skipped, not fetched again (self-play stays on version " +
              std::to_string(playing_) + ")");
         skip(version, reason);
-        if (failing) log_("model registry answers again");
+        if (failing) log("model registry answers again");
         failing = false;
       } else {
         backoff = failing ? std::min(backoff * 2, kRetryMax) : kRetryMin;
         if (!failing) {
-          log_("cannot download model version " + std::to_string(version) + " (" + got.error() +
+          log("cannot download model version " + std::to_string(version) + " (" + got.error() +
                "); retrying with backoff");
         }
         failing = true;
@@ -160,13 +175,18 @@ void ModelFollower::load_loop() {
       settle();
       continue;
     }
-    if (failing) log_("model registry answers again");
+    if (failing) log("model registry answers again");
     failing = false;
 
     const auto started = Clock::now();
-    ModelOptions model_options;
-    model_options.torch = torch_;
-    ModelLoad load = build_model(got->second, version, model_options);
+    ModelLoad load;
+    if (options_.loader) {
+      load = options_.loader(got->second, version);
+    } else {
+      ModelOptions model_options;
+      model_options.torch = options_.torch;
+      load = build_model(got->second, version, model_options);
+    }
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     std::lock_guard lock(mutex_);
     // Only versions above attempted_ are fetched: a refused or unusable
@@ -174,12 +194,12 @@ void ModelFollower::load_loop() {
     attempted_ = std::max(attempted_, version);
     if (load.error == ModelError::kRefused) {
       refused_.push_back(version);
-      log_("model version " + std::to_string(version) + " refused, not fetched again (self-play " +
+      log("model version " + std::to_string(version) + " refused, not fetched again (self-play " +
            "stays on version " + std::to_string(playing_) + "): " + load.detail);
-      if (on_refused_) on_refused_(version);
+      if (options_.on_refused) options_.on_refused(version);
     } else if (!load.ok()) {
       // Not a checkpoint, or one that does not build here: self-play keeps playing.
-      log_("model version " + std::to_string(version) +
+      log("model version " + std::to_string(version) +
            " is unusable, skipped (self-play stays on version " + std::to_string(playing_) +
            "): " + load.detail);
       skip(version, "unusable");
@@ -187,8 +207,9 @@ void ModelFollower::load_loop() {
       char timing[64];
       std::snprintf(timing, sizeof timing, " in %.2f s", seconds);
       Model& model = *load.model;
+      model.version = version;
       model.description = "version " + std::to_string(version) + " (" + model.description + ")";
-      log_("model " + model.description + " downloaded (" + std::to_string(got->second.size()) +
+      log("model " + model.description + " downloaded (" + std::to_string(got->second.size()) +
            " bytes) and built" + timing + "; self-play takes it up between games");
       pending_ = Pending{std::move(model), Clock::now()};
       ready_ = true;

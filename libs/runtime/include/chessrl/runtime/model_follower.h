@@ -31,15 +31,36 @@
 
 namespace chessrl::runtime {
 
-class ModelFollower {
- public:
-  using Clock = std::chrono::steady_clock;
+// What a ModelFollower reaches and whom it tells.
+struct ModelFollowerOptions {
   using LogFunction = std::function<void(const std::string&)>;
   // Called (on the loader thread) once per version check_model() refused.
   using RefusedFunction = std::function<void(std::uint64_t version)>;
   // Called (on the loader thread) once per version skipped for another reason
   // (runtime::skip_reason() or "unusable"), with that reason.
   using SkippedFunction = std::function<void(std::uint64_t version, const std::string& reason)>;
+  // Makes a version's bytes ready (on the loader thread).
+  using LoadFunction = std::function<ModelLoad(const std::string& bytes, std::uint64_t version)>;
+
+  rpc::ClientOptions registry;
+  nn::TorchBackendOptions torch;
+  LoadFunction loader;  // empty: build_model with `torch`
+  LogFunction log;      // empty: nothing logged
+  RefusedFunction on_refused;
+  SkippedFunction on_skipped;
+  // The first time a version newer than any known is heard of, from any source
+  // (the start-up question, the watch), with the lock held: it must not call back.
+  std::function<void(std::uint64_t version)> on_announced;
+  // Each download of `version` that failed, with its code (on the loader thread).
+  std::function<void(std::uint64_t version, grpc::StatusCode code)> on_download_failed;
+};
+
+class ModelFollower {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using LogFunction = ModelFollowerOptions::LogFunction;
+  using RefusedFunction = ModelFollowerOptions::RefusedFunction;
+  using SkippedFunction = ModelFollowerOptions::SkippedFunction;
   struct Pending {
     Model model;
     Clock::time_point ready_at;  // when ready() was raised
@@ -47,6 +68,7 @@ class ModelFollower {
 
   // Starts the threads: the first thing the loader does is ask for the
   // latest version once.
+  explicit ModelFollower(ModelFollowerOptions options);
   ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch, LogFunction log,
                 RefusedFunction on_refused = {}, SkippedFunction on_skipped = {});
   ~ModelFollower();  // stops and joins the threads (a download in flight ends first)
@@ -73,12 +95,10 @@ class ModelFollower {
   void load_loop();
   void settle();
   void skip(std::uint64_t version, const std::string& reason);  // mutex_ held
+  void announce(std::uint64_t version);                          // mutex_ held
+  void log(const std::string& line) const;
 
-  rpc::ClientOptions options_;
-  nn::TorchBackendOptions torch_;
-  LogFunction log_;
-  RefusedFunction on_refused_;
-  SkippedFunction on_skipped_;
+  ModelFollowerOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<rpc::ModelRegistryClient> client_;
 
