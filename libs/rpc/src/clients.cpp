@@ -8,6 +8,7 @@
 #include <atomic>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <set>
@@ -381,6 +382,20 @@ RpcResult<v1::ModelInfo> ModelRegistryClient::set_best(std::uint64_t version) {
     return stub_->SetBest(&context, request, &reply);
   });
   if (!status.ok()) return failed("SetBest", status);
+  return reply;
+}
+
+RpcResult<v1::ModelInfo> ModelRegistryClient::lease(std::uint64_t version,
+                                                    std::chrono::seconds ttl) {
+  v1::LeaseModelRequest request;
+  request.set_version(version);
+  request.set_seconds(static_cast<std::uint32_t>(
+      std::clamp<std::int64_t>(ttl.count(), 0, std::numeric_limits<std::uint32_t>::max())));
+  v1::ModelInfo reply;
+  auto status = with_retries(options_, [&](grpc::ClientContext& context) {
+    return stub_->LeaseModel(&context, request, &reply);
+  });
+  if (!status.ok()) return failed("LeaseModel", status);
   return reply;
 }
 

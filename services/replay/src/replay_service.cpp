@@ -63,7 +63,8 @@ const char* code_name(StatusCode code) {
 
 constexpr const char* kMethods[] = {"PushGames",    "Sample",   "Stats",
                                     "PublishModel", "GetModel", "LatestModel",
-                                    "WatchModels",  "SetBest",  "BestModel"};
+                                    "WatchModels",  "SetBest",  "BestModel",
+                                    "LeaseModel"};
 constexpr const char* kCallsHelp = "gRPC calls answered, by method and status code";
 constexpr const char* kDurationHelp =
     "Seconds to answer a gRPC call, by method (WatchModels streams are not timed)";

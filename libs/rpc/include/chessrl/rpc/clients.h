@@ -174,6 +174,9 @@ class ModelRegistryClient {
   RpcResult<std::optional<v1::ModelInfo>> latest();
   RpcResult<std::optional<v1::ModelInfo>> best();
   RpcResult<v1::ModelInfo> set_best(std::uint64_t version);
+  // Holds `version` back from pruning for `ttl` from now (renews a lease
+  // already held); a ttl of 0 ends the lease. NOT_FOUND: not published.
+  RpcResult<v1::ModelInfo> lease(std::uint64_t version, std::chrono::seconds ttl);
 
   // Calls `on_model` for each version WatchModels yields (first the latest,
   // or every version after `after_version` when it is not 0), reconnecting

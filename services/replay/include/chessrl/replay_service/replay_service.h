@@ -171,6 +171,9 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
                        v1::ModelInfo* reply) override;
   grpc::Status BestModel(grpc::ServerContext* context, const v1::BestModelRequest* request,
                          v1::ModelInfo* reply) override;
+  // In model_lease.cpp.
+  grpc::Status LeaseModel(grpc::ServerContext* context, const v1::LeaseModelRequest* request,
+                          v1::ModelInfo* reply) override;
 
   // The streaming handlers over grpc's stream interfaces: the overrides above
   // call these, and tests drive them with grpc::testing's mock streams
