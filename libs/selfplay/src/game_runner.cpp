@@ -5,19 +5,87 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <optional>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "chessrl/chess/rules.h"
+#include "chessrl/core/error.h"
 
 namespace chessrl::selfplay {
 
 using chess::Outcome;
 using chess::Termination;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Evaluates a few leaf batches on a helper thread while the runner thread
+// evaluates its own, so a round over two networks waits once, not twice in a
+// row. The thread starts at the first use (the first overlap of networks).
+class HelperEvaluations {
+ public:
+  using Work = std::vector<std::pair<nn::BatchEvaluator*, std::span<nn::EvalRequest>>>;
+  ~HelperEvaluations() {
+    {
+      std::lock_guard lock(mutex_);
+      quit_ = true;
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  void start(Work work) {
+    {
+      std::lock_guard lock(mutex_);
+      work_ = std::move(work);
+      pending_ = true;
+      error_ = nullptr;
+    }
+    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    changed_.notify_all();
+  }
+  // Waits for the batches given to start(); rethrows what an evaluate() threw.
+  void wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return !pending_; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [this] { return quit_ || pending_; });
+      if (quit_) return;
+      Work work = std::move(work_);
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        for (auto& [evaluator, requests] : work) evaluator->evaluate(requests);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      error_ = error;
+      pending_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Work work_;
+  bool pending_ = false, quit_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace
 
 Result<void> SelfPlayConfig::validate() const {
   if (auto r = search.validate(); !r) return r;
@@ -56,7 +124,14 @@ struct GameRunner::Counters {
   std::atomic<std::uint64_t> games{0}, positions{0}, recorded{0}, playouts{0}, evaluations{0};
   std::atomic<std::uint64_t> white_wins{0}, black_wins{0}, draws{0}, resignations{0};
   std::atomic<std::uint64_t> resign_checked{0}, resign_false_positives{0};
-  std::atomic<std::uint64_t> busy_ns{0}, wait_ns{0};
+  std::atomic<std::uint64_t> busy_ns{0}, wait_ns{0}, idle_slot_ns{0}, abandoned{0};
+};
+
+struct GameRunner::Player {
+  explicit Player(Network n) : network(std::move(n)) {}
+  Network network;
+  std::uint64_t in_progress = 0;  // games on it; players_mutex_
+  Clock::time_point replaced_at;  // when switch_to() replaced it
 };
 
 struct GameRunner::Slot {
@@ -72,6 +147,8 @@ struct GameRunner::Slot {
   int adjudicate_material = 0;
   int offset = 0, count = 0;
   bool watched = false;  // its games are copied for people to watch (the first slot)
+  std::shared_ptr<Player> player;  // the network of the game in progress
+  std::size_t batch = 0;           // this round: the index of its network's leaf batch
 };
 
 std::uint64_t fresh_id_nonce() {
@@ -85,8 +162,15 @@ std::uint64_t fresh_id_nonce() {
 }
 
 GameRunner::GameRunner(nn::BatchEvaluator& evaluator, GameRunnerOptions options)
-    : evaluator_(evaluator), options_(std::move(options)), counters_(std::make_unique<Counters>()) {
+    // Not owned: a pointer that shares no ownership.
+    : GameRunner(Network{std::shared_ptr<nn::BatchEvaluator>(std::shared_ptr<void>(), &evaluator), 0},
+                 std::move(options)) {}
+
+GameRunner::GameRunner(Network network, GameRunnerOptions options)
+    : options_(std::move(options)), counters_(std::make_unique<Counters>()) {
   options_.validate().value_or_throw();
+  if (!network.evaluator) throw Error("game runner: a network without an evaluator");
+  current_ = std::make_shared<Player>(std::move(network));
   id_nonce_ = options_.id_nonce ? *options_.id_nonce : fresh_id_nonce();
   if (!options_.start_fen.empty())
     start_ = chess::Position::from_fen(options_.start_fen).value_or_throw();
@@ -110,14 +194,63 @@ RunnerStats GameRunner::stats() const {
   s.resign_false_positives = c.resign_false_positives.load();
   s.busy_seconds = double(c.busy_ns.load()) * 1e-9;
   s.wait_seconds = double(c.wait_ns.load()) * 1e-9;
+  s.idle_slot_seconds = double(c.idle_slot_ns.load()) * 1e-9;
+  s.abandoned = c.abandoned.load();
   return s;
 }
 
+void GameRunner::switch_to(Network next) {
+  if (!next.evaluator) throw Error("game runner: switch to a network without an evaluator");
+  std::shared_ptr<Player> replaced;
+  {
+    std::lock_guard lock(players_mutex_);
+    replaced = std::exchange(current_, std::make_shared<Player>(std::move(next)));
+    if (replaced->in_progress > 0) {
+      replaced->replaced_at = Clock::now();
+      ++retiring_;
+      return;  // the slots playing on it hold it; the last game's end retires it
+    }
+  }
+  if (options_.on_retired) options_.on_retired(replaced->network.version, 0.0);
+}
+
+std::uint64_t GameRunner::version() const {
+  std::lock_guard lock(players_mutex_);
+  return current_->network.version;
+}
+
+int GameRunner::networks_in_play() const {
+  std::lock_guard lock(players_mutex_);
+  return 1 + retiring_;
+}
+
+void GameRunner::release(Slot& slot) {
+  std::shared_ptr<Player> player = std::move(slot.player);
+  if (!player) return;
+  std::optional<double> overlap;
+  {
+    std::lock_guard lock(players_mutex_);
+    if (--player->in_progress == 0 && player != current_) {
+      --retiring_;
+      overlap = std::chrono::duration<double>(Clock::now() - player->replaced_at).count();
+    }
+  }
+  if (overlap && options_.on_retired) options_.on_retired(player->network.version, *overlap);
+  // The network's evaluator goes with its last holder, here or in the runner.
+}
+
 bool GameRunner::start_game(Slot& slot) {
-  std::uint64_t index = next_index_.load();
-  do {
+  std::uint64_t index = 0;
+  {
+    // The index and the network together: a game that starts after a
+    // switch_to() plays on the new network.
+    std::lock_guard lock(players_mutex_);
+    index = next_index_.load();
     if (options_.max_games && index >= options_.max_games) return false;
-  } while (!next_index_.compare_exchange_weak(index, index + 1));
+    next_index_.store(index + 1);
+    slot.player = current_;
+    ++current_->in_progress;
+  }
 
   const std::uint64_t seed = mcts::mix64(options_.seed ^ mcts::mix64(index));
   slot.rng = mcts::Rng(seed);
@@ -245,14 +378,19 @@ bool GameRunner::finish_move(Slot& slot) {
   return false;
 }
 
-void GameRunner::thread_main(std::vector<Slot*> slots,
-                             const std::function<void(record::GameRecord&&)>& on_game,
+void GameRunner::thread_main(std::vector<Slot*> slots, const GameFunction& on_game,
                              const std::atomic<bool>* stop, const std::atomic<bool>* drain,
                              const std::atomic<bool>* failed) {
   const auto leaves = std::size_t(options_.leaves_per_search);
   std::vector<nn::EvalRequest> buffer(slots.size() * leaves);
+  // This round's leaves of each network in play: buffer[begin, end).
+  struct Batch {
+    Player* player;
+    std::size_t begin, end;
+  };
+  std::vector<Batch> batches;
+  std::optional<HelperEvaluations> helper;  // made at the first round over two networks
   Counters& counters = *counters_;
-  using Clock = std::chrono::steady_clock;
   const auto nanos = [](Clock::duration d) {
     return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
   };
@@ -262,13 +400,30 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
     if (stop && stop->load(std::memory_order_relaxed)) break;
     if (failed->load(std::memory_order_relaxed)) break;
     bool any = false;
+    std::size_t idle = 0;
     const bool draining = drain && drain->load(std::memory_order_relaxed);
     for (Slot* s : slots) {
       if (!s->active && !draining) s->active = start_game(*s);
       any = any || s->active;
+      idle += s->active ? 0 : 1;
     }
     if (!any) break;
 
+    // Group the slots by network: each network's leaves lie together.
+    batches.clear();
+    for (Slot* s : slots) {
+      if (!s->active) continue;
+      std::size_t b = 0;
+      while (b < batches.size() && batches[b].player != s->player.get()) ++b;
+      if (b == batches.size()) batches.push_back({s->player.get(), 0, 0});
+      batches[b].end += leaves;  // room for now
+      s->batch = b;
+    }
+    for (std::size_t b = 0, base = 0; b < batches.size(); ++b) {
+      const std::size_t room = batches[b].end;
+      batches[b].begin = batches[b].end = base;
+      base += room;
+    }
     std::size_t n = 0;
     std::uint64_t playouts_before = 0;
     for (Slot* s : slots) {
@@ -276,14 +431,40 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
       playouts_before += s->search.counters().playouts;
       const std::uint64_t have = s->search.root_visits();
       const std::uint64_t target = std::uint64_t(s->target_visits);
-      s->offset = int(n);
-      s->count = s->search.gather(std::span<nn::EvalRequest>(buffer.data() + n, leaves),
+      Batch& batch = batches[s->batch];
+      s->offset = int(batch.end);
+      s->count = s->search.gather(std::span<nn::EvalRequest>(buffer.data() + batch.end, leaves),
                                   have < target ? target - have : 0);
+      batch.end += std::size_t(s->count);
       n += std::size_t(s->count);
     }
     if (n > 0) {
       const Clock::time_point wait_start = Clock::now();
-      evaluator_.evaluate(std::span<nn::EvalRequest>(buffer.data(), n));
+      const auto span_of = [&](const Batch& b) {
+        return std::span<nn::EvalRequest>(buffer.data() + b.begin, b.end - b.begin);
+      };
+      // The largest batch here, the others on the helper at the same time.
+      std::size_t largest = 0;
+      for (std::size_t b = 1; b < batches.size(); ++b)
+        if (batches[b].end - batches[b].begin > batches[largest].end - batches[largest].begin)
+          largest = b;
+      HelperEvaluations::Work others;
+      for (std::size_t b = 0; b < batches.size(); ++b)
+        if (b != largest && batches[b].end > batches[b].begin)
+          others.emplace_back(batches[b].player->network.evaluator.get(), span_of(batches[b]));
+      if (!others.empty()) {
+        if (!helper) helper.emplace();
+        helper->start(std::move(others));
+      }
+      std::exception_ptr error;
+      try {
+        if (batches[largest].end > batches[largest].begin)
+          batches[largest].player->network.evaluator->evaluate(span_of(batches[largest]));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      if (helper) helper->wait();  // (no-op when nothing was started; rethrows its error)
+      if (error) std::rethrow_exception(error);
       waited = Clock::now() - wait_start;
     }
     counters.evaluations.fetch_add(n, std::memory_order_relaxed);
@@ -327,11 +508,14 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
       }
       if (on_game) {
         std::lock_guard lock(emit_mutex_);
-        on_game(std::move(record));
+        on_game(std::move(record), s->player->network.version);
       }
+      release(*s);
     }
     counters.playouts.fetch_add(playouts_after - playouts_before, std::memory_order_relaxed);
-    const Clock::duration busy = Clock::now() - round_start - waited;
+    const Clock::duration round = Clock::now() - round_start;
+    if (idle > 0) counters.idle_slot_ns.fetch_add(idle * nanos(round), std::memory_order_relaxed);
+    const Clock::duration busy = round - waited;
     counters.busy_ns.fetch_add(nanos(busy), std::memory_order_relaxed);
     counters.wait_ns.fetch_add(nanos(waited), std::memory_order_relaxed);
     if (options_.on_round)
@@ -342,6 +526,13 @@ void GameRunner::thread_main(std::vector<Slot*> slots,
 
 void GameRunner::run(const std::function<void(record::GameRecord&&)>& on_game,
                      const std::atomic<bool>* stop, const std::atomic<bool>* drain) {
+  if (!on_game) return play(nullptr, stop, drain);
+  play([&on_game](record::GameRecord&& record, std::uint64_t) { on_game(std::move(record)); },
+       stop, drain);
+}
+
+void GameRunner::play(const GameFunction& on_game, const std::atomic<bool>* stop,
+                      const std::atomic<bool>* drain) {
   std::vector<std::unique_ptr<Slot>> slots;
   for (int i = 0; i < options_.concurrent_games; ++i)
     slots.push_back(std::make_unique<Slot>(options_.config.search));
@@ -364,6 +555,13 @@ void GameRunner::run(const std::function<void(record::GameRecord&&)>& on_game,
     });
   }
   for (auto& th : pool) th.join();
+  // The games a stop (or a failure) left unfinished.
+  for (auto& slot : slots) {
+    if (!slot->active) continue;
+    slot->active = false;
+    counters_->abandoned.fetch_add(1);
+    release(*slot);
+  }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 }

@@ -1,12 +1,24 @@
-// GameRunner: plays many self-play games at once on a few threads, all through
-// one BatchEvaluator. Each thread owns a share of the game slots; every round
-// it gathers a few leaves from each of its games' searches, sends them all in
-// one evaluate() call and backs them up, so the network sees batches of about
-// concurrent_games x leaves_per_search positions while the threads wait.
+// GameRunner: plays many self-play games at once on a few threads. Each thread
+// owns a share of the game slots; every round it gathers a few leaves from
+// each of its games' searches, sends them in one evaluate() call per network
+// and backs them up, so the network sees batches of about concurrent_games x
+// leaves_per_search positions while the threads wait.
+//
+// Switching networks without a drain: switch_to() makes games that start from
+// then on play on the new network, while the games in progress finish on the
+// one they started with. A game is played wholly by one network, and each
+// finished game comes with that network's version. During such an overlap a
+// thread's round sends one evaluate() per network in play, at the same time
+// (the second on a helper thread), so it waits once, not once per network. A
+// replaced network is released (and on_retired called) when its last game
+// ends.
 //
 // Each game's moves depend only on the runner seed, the game's index and the
-// network's outputs, never on thread timing: with a deterministic backend a
-// run is reproducible.
+// outputs of the network it was played with, never on thread timing: with a
+// deterministic backend a run is reproducible. A switch_to() made while games
+// run takes effect at the next game start of each slot, so which index is the
+// first played on the new network depends on timing; every game is still the
+// game that network plays for that index.
 #pragma once
 
 #include <atomic>
@@ -82,6 +94,12 @@ struct GameRunnerOptions {
   // searching (gathering leaves, backing up, playing moves) and the seconds it
   // waited in evaluate() for the network; must be thread-safe and quick.
   std::function<void(double busy_seconds, double wait_seconds)> on_round = nullptr;
+  // Called once per network that switch_to() replaced, when its last game has
+  // ended (finished, after that game's on_game; or abandoned by a stop), with
+  // its version and the seconds since it was replaced (0 when no game was in
+  // progress on it). From a runner thread, or from switch_to()'s caller when
+  // nothing was in progress; must be thread-safe and quick.
+  std::function<void(std::uint64_t version, double overlap_seconds)> on_retired = nullptr;
   Result<void> validate() const;
 };
 
@@ -98,6 +116,10 @@ struct RunnerStats {
   std::uint64_t resignations = 0;
   std::uint64_t resign_checked = 0;  // resignation-disabled games where a side would have resigned
   std::uint64_t resign_false_positives = 0;  // ... and that side did not lose
+  std::uint64_t abandoned = 0;  // games in progress dropped unfinished by a stop (or a failure)
+  // Summed over slots: seconds a slot held no game while the runner ran (a
+  // drain, the end of max_games). 0 while switch_to() overlaps networks.
+  double idle_slot_seconds = 0;
   double resign_false_positive_rate() const {
     return resign_checked ? double(resign_false_positives) / double(resign_checked) : 0;
   }
@@ -122,20 +144,47 @@ struct WatchedGames {
 // repeats itself still gives distinct values). Not from any seed.
 std::uint64_t fresh_id_nonce();
 
+// A network to play with: its evaluator and the registry version of its model
+// (0: a bootstrap, or none known).
+struct Network {
+  std::shared_ptr<nn::BatchEvaluator> evaluator;
+  std::uint64_t version = 0;
+};
+
 class GameRunner {
  public:
-  // `evaluator` must outlive the runner.
+  // Each finished game and the version of the network that played it.
+  using GameFunction = std::function<void(record::GameRecord&&, std::uint64_t version)>;
+
+  // Plays on `evaluator` (version 0), which must outlive the runner.
   GameRunner(nn::BatchEvaluator& evaluator, GameRunnerOptions options);
+  // Plays on `network`, held until its last game ends after a switch_to().
+  GameRunner(Network network, GameRunnerOptions options);
   ~GameRunner();
 
   // Plays until max_games games have finished or *stop is set, then returns.
-  // `on_game` receives each finished game, from a runner thread, one call at a
-  // time. Games in progress when stop is seen are abandoned. While *drain is
-  // set no new game starts, and run() returns once the games in progress have
-  // finished (nothing is abandoned): the way to change the network between
-  // games. The runner can run again; game indices continue where they stopped.
+  // `on_game` receives each finished game with its network's version, from a
+  // runner thread, one call at a time. Games in progress when stop is seen are
+  // abandoned. While *drain is set no new game starts, and play() returns once
+  // the games in progress have finished (nothing is abandoned): the way to
+  // change the network between games with one network in play at a time
+  // (switch_to() needs no drain). The runner can play again; game indices
+  // continue where they stopped.
+  void play(const GameFunction& on_game, const std::atomic<bool>* stop = nullptr,
+            const std::atomic<bool>* drain = nullptr);
+  // play() without the versions.
   void run(const std::function<void(record::GameRecord&&)>& on_game,
            const std::atomic<bool>* stop = nullptr, const std::atomic<bool>* drain = nullptr);
+  // From now on every game that starts plays on `next`; the games in progress
+  // finish on the network they started with. Any thread, any time (while
+  // play() runs or not). Throws chessrl::Error for a network without an
+  // evaluator.
+  void switch_to(Network next);
+  // The version new games start with.
+  std::uint64_t version() const;
+  // Networks with games in progress or taking new ones: 1, plus those
+  // replaced whose games are not all over.
+  int networks_in_play() const;
   RunnerStats stats() const;
   // The watched games; any thread, any time. Costs the runner one short lock
   // per move of one game.
@@ -145,10 +194,14 @@ class GameRunner {
  private:
   struct Slot;
   struct Counters;
-  void thread_main(std::vector<Slot*> slots, const std::function<void(record::GameRecord&&)>& on_game,
+  struct Player;  // a network and the games in progress on it
+  void thread_main(std::vector<Slot*> slots, const GameFunction& on_game,
                    const std::atomic<bool>* stop, const std::atomic<bool>* drain,
                    const std::atomic<bool>* failed);
   bool start_game(Slot& slot);
+  // The slot's game is over (finished or abandoned): lets go of its network,
+  // retiring a replaced one whose last game this was.
+  void release(Slot& slot);
   void start_move(Slot& slot);
   // After the search for the current move: records, resigns or plays.
   // Returns true when the game is over.
@@ -156,8 +209,10 @@ class GameRunner {
   // Copies the watched slot's new moves and result into watched_.
   void publish_watched(const Slot& slot, bool new_game);
 
-  nn::BatchEvaluator& evaluator_;
   GameRunnerOptions options_;
+  mutable std::mutex players_mutex_;  // current_, retiring_, Player::in_progress, next game index
+  std::shared_ptr<Player> current_;
+  int retiring_ = 0;  // replaced networks with games in progress
   chess::Position start_;
   std::uint64_t id_nonce_ = 0;
   std::atomic<std::uint64_t> next_index_{0};
