@@ -9,21 +9,13 @@
 // series and the text: Registry::serialize().
 #include "chessrl/metrics/exposer.h"
 
-#include <CivetServer.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "chessrl/core/error.h"
+#include "civet_util.h"
 
 namespace chessrl::metrics {
 namespace {
@@ -114,110 +106,12 @@ class HealthHandler final : public CivetHandler {
   HealthCheck check_;
 };
 
-const char* reason_phrase(int status) {
-  switch (status) {
-    case 200: return "OK";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 503: return "Service Unavailable";
-    default: return status < 400 ? "OK" : "Error";
-  }
-}
-
-// A handler added with Exposer::handle(): GET and HEAD call the function; every
-// other method is refused with 405 (these paths are read-only).
-class FunctionHandler final : public CivetHandler {
- public:
-  explicit FunctionHandler(HttpHandler handler) : handler_(std::move(handler)) {}
-  bool handleGet(CivetServer*, mg_connection* conn) override { return serve(conn, true); }
-  bool handleHead(CivetServer*, mg_connection* conn) override { return serve(conn, false); }
-  bool handlePost(CivetServer*, mg_connection* conn) override { return refuse(conn); }
-  bool handlePut(CivetServer*, mg_connection* conn) override { return refuse(conn); }
-  bool handleDelete(CivetServer*, mg_connection* conn) override { return refuse(conn); }
-  bool handlePatch(CivetServer*, mg_connection* conn) override { return refuse(conn); }
-  bool handleOptions(CivetServer*, mg_connection* conn) override { return refuse(conn); }
-
- private:
-  bool serve(mg_connection* conn, bool with_body) {
-    const mg_request_info* request = mg_get_request_info(conn);
-    const std::string path = request && request->local_uri ? request->local_uri : "/";
-    HttpResponse response;
-    try {
-      response = handler_(path);
-    } catch (const std::exception& e) {
-      response = {500, "text/plain", std::string("internal error: ") + e.what() + "\n"};
-    }
-    std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " +
-                       reason_phrase(response.status) + "\r\nContent-Type: " +
-                       response.content_type + "\r\nContent-Length: " +
-                       std::to_string(response.body.size()) +
-                       "\r\nX-Content-Type-Options: nosniff\r\n";
-    if (!response.cache_control.empty())
-      head += "Cache-Control: " + response.cache_control + "\r\n";
-    for (const auto& [name, value] : response.headers) head += name + ": " + value + "\r\n";
-    head += "Connection: close\r\n\r\n";
-    if (mg_write(conn, head.data(), head.size()) != static_cast<int>(head.size())) return true;
-    if (with_body && !response.body.empty())
-      mg_write(conn, response.body.data(), response.body.size());
-    return true;
-  }
-  static bool refuse(mg_connection* conn) {
-    const std::string body = "read-only: only GET and HEAD\n";
-    mg_printf(conn,
-              "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Type: "
-              "text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-              body.size());
-    mg_write(conn, body.data(), body.size());
-    return true;
-  }
-  HttpHandler handler_;
-};
-
 constexpr int kWorkerThreads = 32;
 constexpr int kRequestTimeoutMs = 3000;
 // The probe address: the kubelet sends a probe every few seconds, in one
 // segment, and nothing else reaches it (no NetworkPolicy rule opens it).
 constexpr int kProbeThreads = 4;
 constexpr int kProbeRequestTimeoutMs = 1000;
-
-std::unique_ptr<CivetServer> listen_on(const std::string& address, int threads, int timeout_ms,
-                                       int queue, const char* what) {
-  // civetweb wants "host:port"; it reports a failure to bind as an exception.
-  const std::vector<std::string> options = {
-      "listening_ports",    address,
-      "num_threads",        std::to_string(threads),
-      "request_timeout_ms", std::to_string(timeout_ms),
-      // Accepted connections waiting for a thread (civetweb's default 20).
-      "connection_queue",   std::to_string(queue),
-  };
-  try {
-    return std::make_unique<CivetServer>(options);
-  } catch (const std::exception& e) {
-    throw Error(std::string(what) + ": cannot listen on " + address + ": " + e.what());
-  }
-}
-
-int bound_port(CivetServer& server) {
-  const auto ports = server.getListeningPorts();
-  return ports.empty() ? 0 : ports.front();
-}
-
-// A connection to 127.0.0.1:port, closed at once (no request): it wakes
-// civetweb's master thread from its poll() of the listening sockets. It
-// fails harmlessly where the address is not reachable over loopback.
-void poke(int port) {
-  if (port <= 0) return;
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::close(fd);
-}
 
 }  // namespace
 
@@ -235,43 +129,28 @@ class Exposer::Impl {
     // that many connections, each renewed every kRequestTimeoutMs, to delay a
     // request. The probes go to probe_address, which only the kubelet reaches
     // (docs/security.md, "Load and abuse").
-    server_ = listen_on(address, kWorkerThreads, kRequestTimeoutMs, 64, "metrics");
+    server_ = civet::listen_on(address, kWorkerThreads, kRequestTimeoutMs, 64, "metrics");
     server_->addHandler("/metrics", metrics_);
     server_->addHandler("/healthz", health_);
-    port_ = bound_port(*server_);
+    port_ = civet::bound_port(*server_);
     if (!probe_address.empty() && probe_address != "off") {
-      probes_ = listen_on(probe_address, kProbeThreads, kProbeRequestTimeoutMs, 16, "probes");
+      probes_ = civet::listen_on(probe_address, kProbeThreads, kProbeRequestTimeoutMs, 16, "probes");
       probes_->addHandler("/healthz", health_);
       probes_->addHandler("/livez", live_);
-      probe_port_ = bound_port(*probes_);
+      probe_port_ = civet::bound_port(*probes_);
     }
   }
   ~Impl() {
-    // civetweb's master thread looks at the stop flag only between polls of
-    // its listening sockets, each up to 2 s (SOCKET_TIMEOUT_QUANTUM), and
-    // close() waits for it: up to 2 s per server, the last seconds of every
-    // process's stop. A connection ends the poll at once, so a thread makes
-    // one every 10 ms until both servers are closed.
-    std::atomic<bool> closed{false};
-    std::thread waker([&] {
-      while (!closed.load()) {
-        poke(port_);
-        poke(probe_port_);
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-    });
-    if (probes_) probes_->close();
-    server_->close();
-    closed = true;
-    waker.join();
+    // Without civetweb's wait of up to 2 s per server (civet_util.h).
+    civet::close_quickly({probes_.get(), server_.get()}, {probe_port_, port_});
   }
   int port() const { return port_; }
   int probe_port() const { return probe_port_; }
   const MetricsHandler& metrics() const { return metrics_; }
-  void handle(const std::string& uri, HttpHandler handler) {
+  void handle(const std::string& uri, HttpRequestHandler handler) {
     std::lock_guard lock(handlers_mutex_);
     // Kept until the server is closed: a request may still be in the one replaced.
-    handlers_.push_back(std::make_unique<FunctionHandler>(std::move(handler)));
+    handlers_.push_back(std::make_unique<civet::FunctionHandler>(std::move(handler)));
     server_->addHandler(uri, *handlers_.back());
   }
 
@@ -280,7 +159,7 @@ class Exposer::Impl {
   HealthHandler health_;
   LiveHandler live_;
   std::mutex handlers_mutex_;
-  std::vector<std::unique_ptr<FunctionHandler>> handlers_;  // outlive server_ (declared first)
+  std::vector<std::unique_ptr<civet::FunctionHandler>> handlers_;  // outlive server_ (declared first)
   std::unique_ptr<CivetServer> server_;
   std::unique_ptr<CivetServer> probes_;
   int port_ = 0;
@@ -294,6 +173,11 @@ Exposer::~Exposer() = default;
 int Exposer::port() const { return impl_->port(); }
 int Exposer::probe_port() const { return impl_->probe_port(); }
 void Exposer::handle(const std::string& uri, HttpHandler handler) {
+  impl_->handle(uri, [handler = std::move(handler)](const HttpRequest& request) {
+    return handler(request.path);
+  });
+}
+void Exposer::handle_request(const std::string& uri, HttpRequestHandler handler) {
   impl_->handle(uri, std::move(handler));
 }
 std::uint64_t Exposer::scrapes() const { return impl_->metrics().served(); }

@@ -20,27 +20,13 @@
 #include <utility>
 #include <vector>
 
+#include "chessrl/metrics/http_server.h"
 #include "chessrl/metrics/registry.h"
 
 namespace chessrl::metrics {
 
 // Empty string: healthy; otherwise the reason it is not.
 using HealthCheck = std::function<std::string()>;
-
-// A response of a handler added with Exposer::handle().
-struct HttpResponse {
-  HttpResponse() = default;
-  HttpResponse(int status_code, std::string type, std::string text)
-      : status(status_code), content_type(std::move(type)), body(std::move(text)) {}
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::string cache_control = "no-store";  // "" sends no Cache-Control header
-  std::vector<std::pair<std::string, std::string>> headers;  // any others
-};
-// Called on the server's threads with the request's path (no query string);
-// must be thread-safe and quick, and must not throw.
-using HttpHandler = std::function<HttpResponse(const std::string& path)>;
 
 class Exposer {
  public:
@@ -59,6 +45,8 @@ class Exposer {
   // Used for the game viewer's JSON (self-play's /live, the evaluator's
   // /matches) and by chessrl-web for its page.
   void handle(const std::string& uri, HttpHandler handler);
+  // The same with the whole request (its method and headers): see http_server.h.
+  void handle_request(const std::string& uri, HttpRequestHandler handler);
 
   int port() const;        // the bound port (useful with port 0)
   int probe_port() const;  // the probe address's bound port; 0 without one
