@@ -45,22 +45,28 @@ struct ReplayChild {
   std::string log_path;
 };
 
-// Starts it with `extra` arguments and waits until it answers Stats; errors
-// start with `what` ("bench load") and carry its log's tail.
-inline ReplayChild start_replay_child(
-    const harness::RedisServer& redis, const std::string& bin_dir,
+// Which chessrl-replay, and where it logs: several over one Redis need a log each.
+struct ReplayProgram {
+  std::string binary;    // its path
+  std::string log_path;  // empty: <redis dir>/chessrl-replay.log
+};
+
+// Starts `program` with `extra` arguments and waits until it answers Stats;
+// errors start with `what` ("bench load") and carry its log's tail.
+inline ReplayChild start_replay_program(
+    const ReplayProgram& program, const harness::RedisServer& redis,
     const std::vector<std::string>& extra, bool metrics, const std::string& what,
     const std::vector<std::pair<std::string, std::string>>& env = {}, const std::string& token = "",
     const std::string& listen = "127.0.0.1:0") {
   ChildSpec spec;
   spec.name = "replay";
-  spec.argv = {find_service_binary("chessrl-replay", bin_dir).value_or_throw(), "--listen",
-               listen, "--metrics-listen", metrics ? "127.0.0.1:0" : "off",
-               "--redis-port", std::to_string(redis.port())};
+  spec.argv = {program.binary, "--listen", listen, "--metrics-listen",
+               metrics ? "127.0.0.1:0" : "off", "--redis-port", std::to_string(redis.port())};
   spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
   spec.env = {{"CHESSRL_REDIS_PASSWORD", redis.password()}};
   spec.env.insert(spec.env.end(), env.begin(), env.end());
-  spec.log_path = redis.dir() + "/chessrl-replay.log";
+  spec.log_path =
+      program.log_path.empty() ? redis.dir() + "/chessrl-replay.log" : program.log_path;
   ReplayChild out;
   out.log_path = spec.log_path;
   out.child = Child::start(spec).value_or_throw();
@@ -85,6 +91,17 @@ inline ReplayChild start_replay_child(
     throw Error(what + ": chessrl-replay did not answer (" + up.error() + "); its log:\n" +
                 out.child->log_tail(20));
   return out;
+}
+
+// start_replay_program with the chessrl-replay found in `bin_dir` (or beside
+// this program), logging to <redis dir>/chessrl-replay.log.
+inline ReplayChild start_replay_child(
+    const harness::RedisServer& redis, const std::string& bin_dir,
+    const std::vector<std::string>& extra, bool metrics, const std::string& what,
+    const std::vector<std::pair<std::string, std::string>>& env = {}, const std::string& token = "",
+    const std::string& listen = "127.0.0.1:0") {
+  return start_replay_program({find_service_binary("chessrl-replay", bin_dir).value_or_throw(), ""},
+                              redis, extra, metrics, what, env, token, listen);
 }
 
 // A process's resident set in KiB (VmRSS), -1 when unreadable; VmHWM with `peak`.

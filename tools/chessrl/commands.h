@@ -42,6 +42,9 @@ void add_bench_sample_command(CLI::App& bench);
 // `bench capacity`, under the bench command: per-unit Redis and replay costs
 // from Redis's own accounting and the capacity model (CHESSRL_SERVICES only).
 void add_bench_capacity_command(CLI::App& bench);
+// `bench fanout`, under the bench command: model distribution from the
+// registry to many followers, per version and per criterion (CHESSRL_SERVICES only).
+void add_bench_fanout_command(CLI::App& bench);
 // `bench train`, under the bench command: data-parallel training throughput
 // (it also runs as one of its own worker ranks).
 void add_bench_train_command(CLI::App& bench);
