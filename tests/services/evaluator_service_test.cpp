@@ -68,6 +68,7 @@ TEST(EvaluatorOptionsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(o.pairs, 4);
   EXPECT_EQ(o.anchor_pairs, 4);
   EXPECT_EQ(o.gauntlet_every, 1);
+  EXPECT_EQ(o.lease_s, 120);
   EXPECT_DOUBLE_EQ(o.promote_score, 0.5);
   EXPECT_EQ(o.state_dir, "evaluator");
   EXPECT_TRUE(o.save_models);
@@ -127,6 +128,15 @@ TEST(EvaluatorOptionsTest, OutOfRangeAndUnknownOptionsAreNamed) {
   EXPECT_NE(parse({"--promote-score", "1.5"}, b).find("--promote-score"), std::string::npos);
   EvaluatorOptions c;
   EXPECT_NE(parse({"--no-such-option"}, c).find("--no-such-option"), std::string::npos);
+  EvaluatorOptions d;
+  EXPECT_NE(parse({"--lease", "7200"}, d).find("--lease"), std::string::npos);
+  EvaluatorOptions e;
+  e.lease_s = -1;
+  ASSERT_FALSE(e.validate().ok());
+  EXPECT_NE(e.validate().error().find("--lease -1"), std::string::npos) << e.validate().error();
+  EvaluatorOptions f;
+  ASSERT_EQ(parse({"--lease", "0"}, f), "");
+  EXPECT_EQ(f.lease_s, 0);
 }
 
 TEST(EvaluatorOptionsTest, AnchorListsSplitTrimAndDropDuplicates) {

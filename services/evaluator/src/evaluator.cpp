@@ -1,5 +1,6 @@
 #include "evaluator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -360,11 +361,21 @@ Evaluation Evaluator::evaluate(std::uint64_t version, const std::atomic<bool>& s
   Evaluation out;
   out.report.candidate = version;
   std::shared_ptr<LoadedModel> candidate;
-  if (!load_candidate(version, candidate, out)) {
-    out.report.seconds = seconds_since(start);
-    return out;
+  {
+    // Held from before the download until the gating match's SetBest.
+    CandidateLeaseOptions lease;
+    lease.length = std::chrono::seconds(options_.lease_s);
+    lease.renew_every = std::chrono::seconds(std::max(1, options_.lease_s / 4));
+    const CandidateLease held(
+        version,
+        [this](std::uint64_t v, std::chrono::seconds length) { return registry_->lease(v, length); },
+        lease, lease_unsupported_, log_);
+    if (!load_candidate(version, candidate, out)) {
+      out.report.seconds = seconds_since(start);
+      return out;
+    }
+    if (!gate(candidate, stop, out)) return out;
   }
-  if (!gate(candidate, stop, out)) return out;
   const bool due = options_.gauntlet_every > 0 &&
                    evaluated_here_ % static_cast<std::uint64_t>(options_.gauntlet_every) == 0;
   if (due && !gauntlet(*candidate, stop, out)) return out;

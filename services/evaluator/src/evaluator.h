@@ -7,7 +7,9 @@
 // metrics; the first version becomes best without a match.
 //
 // Nothing is written for a match that was stopped or whose promotion failed
-// to reach the registry; the version is evaluated again later. One thread
+// to reach the registry; the version is evaluated again later. The candidate
+// is leased from the registry while it is fetched and gated (--lease,
+// candidate_lease.h), so the registry's pruning cannot take it mid-match. One thread
 // drives an Evaluator; health() may be called from any thread.
 #pragma once
 
@@ -22,6 +24,7 @@
 #include "chessrl/core/result.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/rpc/clients.h"
+#include "candidate_lease.h"
 #include "evaluator_metrics.h"
 #include "evaluator_options.h"
 #include "evaluator_state.h"
@@ -109,6 +112,8 @@ class Evaluator {
   // The watch stream's own client: a short reconnect backoff, so a stop is
   // noticed within about a second while the registry is down.
   std::unique_ptr<rpc::ModelRegistryClient> watch_client_;
+  // Set once the registry answered LeaseModel with UNIMPLEMENTED.
+  std::atomic<bool> lease_unsupported_{false};
   std::shared_ptr<LoadedModel> best_;  // kept across evaluations
   std::uint64_t evaluated_here_ = 0;   // versions evaluated by this process (for --gauntlet-every)
 };

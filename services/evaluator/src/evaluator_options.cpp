@@ -37,6 +37,10 @@ Result<void> EvaluatorOptions::validate() const {
                 std::to_string(visits));
   }
   if (state_dir.empty()) return fail("--state-dir: a directory is needed");
+  if (lease_s < 0 || lease_s > 3600) {
+    return fail("--lease " + std::to_string(lease_s) +
+                ": expected 0 (no lease) to 3600 (the longest lease the registry grants)");
+  }
   if (keep_models < 0) {
     return fail("--keep-models " + std::to_string(keep_models) + ": expected 0 or more");
   }
@@ -80,6 +84,12 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
   app.add_option("--unhealthy-after", o.unhealthy_after_s,
                  "/healthz answers 503 once the registry has been unreachable this many seconds")
       ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  app.add_option("--lease", o.lease_s,
+                 "seconds the candidate being gated is leased from the registry, renewed every "
+                 "quarter of it while its match runs, so --keep-models cannot prune it before it "
+                 "is promoted (0: no lease; at most 3600)")
+      ->check(CLI::Range(0, 3600))
       ->capture_default_str();
 
   // The players.

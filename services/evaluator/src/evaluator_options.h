@@ -26,6 +26,10 @@ struct EvaluatorOptions {
   rpc::ClientSecurity security;                 // read from them by main()
   int poll_s = 5;                               // the idle loop asks the registry this often
   int unhealthy_after_s = 60;  // /healthz says 503 once the registry has failed this long
+  // The candidate being gated is leased (LeaseModel) for this long, renewed
+  // every quarter of it while its match runs and ended after, so the
+  // registry's --keep-models cannot prune it before SetBest (0: no lease).
+  int lease_s = 120;
 
   // The players: MCTS over each model.
   int visits = eval::kEvalVisits;
