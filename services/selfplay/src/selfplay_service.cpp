@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -53,49 +54,70 @@ struct Totals {
   std::atomic<std::uint64_t> model_version{0};
 };
 
-// The games of the model version playing, as selfplay::GameStats: in the
-// gauges as games finish; logged, and appended to --version-stats as one JSON
-// line, when the version's games are over (a switch, or the end).
+// The games of each model version, as selfplay::GameStats: the gauges follow
+// the games of the version new games start with; a version's line is logged,
+// and appended to --version-stats as one JSON line, when its games are over
+// (its last game after a switch, or the end).
 class VersionStatsKeeper {
  public:
   VersionStatsKeeper(const SelfplayService& service, SelfplayMetrics& metrics, std::string path)
       : service_(service), metrics_(metrics), path_(std::move(path)) {}
 
+  // New games play with `version` from now on.
   void start(std::uint64_t version) {
     std::lock_guard lock(mutex_);
-    stats_ = selfplay::GameStats{};
-    stats_.version = version;
+    current_ = version;
+    stats_[version].version = version;
   }
-  void add(const record::GameRecord& record) {
+  void add(const record::GameRecord& record, std::uint64_t version) {
     std::lock_guard lock(mutex_);
-    if (auto added = stats_.add(record); !added) {
+    selfplay::GameStats& stats = stats_[version];
+    stats.version = version;
+    if (auto added = stats.add(record); !added) {
       service_.log("version statistics: " + added.error());
       return;
     }
-    metrics_.policy_entropy.set(stats_.policy_entropy());
-    metrics_.value_mse.set(stats_.value_mse());
+    if (version != current_) return;
+    metrics_.policy_entropy.set(stats.policy_entropy());
+    metrics_.value_mse.set(stats.value_mse());
   }
-  void finish() {
+  // `version`'s games are over.
+  void finish(std::uint64_t version) {
     std::lock_guard lock(mutex_);
-    if (stats_.games == 0) return;
-    service_.log("games with model " + selfplay::describe(stats_));
-    if (!path_.empty()) {
-      std::ofstream out(path_, std::ios::app);
-      out << selfplay::to_json(stats_) << '\n';
-      out.flush();
-      if (!out) service_.log("--version-stats: cannot append to " + path_);
+    const auto it = stats_.find(version);
+    if (it == stats_.end()) return;
+    write(it->second);
+    if (version == current_) {
+      it->second = selfplay::GameStats{};
+      it->second.version = version;
+    } else {
+      stats_.erase(it);
     }
-    const std::uint64_t version = stats_.version;
-    stats_ = selfplay::GameStats{};
-    stats_.version = version;
+  }
+  // The end: every version's line, oldest first.
+  void finish_all() {
+    std::lock_guard lock(mutex_);
+    for (const auto& [version, stats] : stats_) write(stats);
+    stats_.clear();
   }
 
  private:
+  void write(const selfplay::GameStats& stats) {
+    if (stats.games == 0) return;
+    service_.log("games with model " + selfplay::describe(stats));
+    if (path_.empty()) return;
+    std::ofstream out(path_, std::ios::app);
+    out << selfplay::to_json(stats) << '\n';
+    out.flush();
+    if (!out) service_.log("--version-stats: cannot append to " + path_);
+  }
+
   const SelfplayService& service_;
   SelfplayMetrics& metrics_;
   std::string path_;
   std::mutex mutex_;
-  selfplay::GameStats stats_;
+  std::uint64_t current_ = 0;
+  std::map<std::uint64_t, selfplay::GameStats> stats_;
 };
 
 // A progress line every `interval` with the rates over it.
@@ -195,7 +217,15 @@ SelfplayMetrics::SelfplayMetrics(metrics::Registry& r)
                                "Model versions refused before loading: over --max-model-params, "
                                "or weights that do not match the architecture they name")),
       drain_seconds(r.counter("chessrl_selfplay_drain_seconds_total",
-                              "Seconds spent finishing the games in progress before a switch")),
+                              "Seconds no new game started while the games in progress finished "
+                              "before a switch (--model-switch drain; 0 with overlap)")),
+      overlap_seconds(r.counter(
+          "chessrl_selfplay_model_overlap_seconds_total",
+          "Seconds from each switch to the end of the last game of the model it replaced: the "
+          "games in progress finishing on the old network while new games play on the new one")),
+      networks_in_play(r.gauge("chessrl_selfplay_models_in_play",
+                               "Model versions with games in progress or taking new ones (2 "
+                               "while a replaced model's games finish)")),
       games_abandoned(r.counter("chessrl_selfplay_games_abandoned_total",
                                 "Games in progress dropped unfinished when a stop (SIGTERM, "
                                 "SIGINT) began: never recorded, never pushed")),
@@ -290,6 +320,7 @@ int SelfplayService::run() {
     exposer->handle("/live", [&live, &totals](const std::string&) {
       return metrics::HttpResponse{200, "application/json", live.json(totals.games.load())};
     });
+    metrics_port_ = exposer->port();
     log("metrics on port " + std::to_string(exposer->port()));
     if (exposer->probe_port() != 0) log("probes on port " + std::to_string(exposer->probe_port()));
   }
@@ -353,39 +384,121 @@ int SelfplayService::run() {
   VersionStatsKeeper version_stats(*this, metrics, s.version_stats);
   {
     ProgressLogger progress(*this, totals, pusher, std::chrono::seconds(s.progress_interval_s));
-    for (std::uint64_t generation = 0;; ++generation) {
-      metrics.model_version.set(static_cast<double>(model->version));
-      totals.model_version = model->version;
-      log("playing with model " + model->description);
-      nn::BatchEvaluator evaluator(model->backend, evaluator_options);
-      selfplay::GameRunnerOptions options = s.runner;
-      options.seed = generation_seed(seed, generation);
-      if (s.games > 0) options.max_games = s.games - totals.games.load();
-      options.on_round = [&metrics](double busy, double) { metrics.busy_seconds.inc(busy); };
-      selfplay::GameRunner runner(evaluator, options);
-      const std::uint64_t version = model->version;
-      live.attach(runner, version);
-      // Before the runner goes, whichever way this iteration ends.
-      struct Detach {
-        LiveView& view;
-        ~Detach() { view.detach(); }
-      } detach_live{live};
-      version_stats.start(version);
-      auto on_game = [&, version](record::GameRecord&& record) {
-        metrics.games.inc();
-        metrics.game_plies.observe(static_cast<double>(record.moves.size()));
-        version_stats.add(record);
-        metrics.positions.inc(static_cast<double>(record.moves.size()));
-        metrics.result(record.result.outcome).inc();
-        metrics.termination(record.result.reason).inc();
-        if (record.result.outcome != chess::Outcome::kDraw) totals.decisive.fetch_add(1);
-        totals.games.fetch_add(1);
-        totals.positions.fetch_add(record.moves.size());
-        pusher.add(to_wire_game(record, version, s.replica));
-      };
+    const auto network_of = [&evaluator_options](const runtime::Model& m) {
+      return selfplay::Network{std::make_shared<nn::BatchEvaluator>(m.backend, evaluator_options),
+                               m.version};
+    };
+    // One runner for the whole run: game indices (and so seeds and ids) go on
+    // across models.
+    selfplay::GameRunnerOptions options = s.runner;
+    options.seed = seed;
+    options.max_games = s.games;
+    options.on_round = [&metrics](double busy, double) { metrics.busy_seconds.inc(busy); };
+    selfplay::GameRunner* runner_ptr = nullptr;
+    options.on_retired = [&](std::uint64_t version, double overlap) {
+      metrics.overlap_seconds.inc(overlap);
+      if (runner_ptr) metrics.networks_in_play.set(runner_ptr->networks_in_play());
+      version_stats.finish(version);
+      if (overlap > 0) {
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "the last game of model version %llu ended %.2f s after the switch",
+                      static_cast<unsigned long long>(version), overlap);
+        log(line);
+      }
+    };
+    selfplay::GameRunner runner(network_of(*model), options);
+    runner_ptr = &runner;
+    metrics.model_version.set(static_cast<double>(model->version));
+    metrics.networks_in_play.set(1);
+    totals.model_version = model->version;
+    log("playing with model " + model->description);
+    live.attach(runner, model->version);
+    // Before the runner goes, whichever way this ends.
+    struct Detach {
+      LiveView& view;
+      ~Detach() { view.detach(); }
+    } detach_live{live};
+    version_stats.start(model->version);
+
+    // To the newer model: new games start on it; in overlap mode the games in
+    // progress finish on the old one (in drain mode there are none).
+    const auto switch_model = [&](runtime::ModelFollower::Pending pending) {
+      const std::uint64_t from = runner.version();
+      const double waited = seconds_since(pending.ready_at);
+      selfplay::Network network = network_of(pending.model);
+      version_stats.start(pending.model.version);
+      runner.switch_to(std::move(network));
+      metrics.model_swaps.inc();
+      metrics.model_version.set(static_cast<double>(pending.model.version));
+      metrics.networks_in_play.set(runner.networks_in_play());
+      totals.model_version = pending.model.version;
+      live.attach(runner, pending.model.version);
+      char line[200];
+      std::snprintf(line, sizeof line, "switched from version %llu, %.2f s after it was ready",
+                    static_cast<unsigned long long>(from), waited);
+      log("playing with model " + pending.model.description + "; " + line +
+          (runner.networks_in_play() > 1 ? "; the games in progress finish on version " +
+                                               std::to_string(from)
+                                         : ""));
+    };
+    auto on_game = [&](record::GameRecord&& record, std::uint64_t version) {
+      metrics.games.inc();
+      metrics.game_plies.observe(static_cast<double>(record.moves.size()));
+      version_stats.add(record, version);
+      metrics.positions.inc(static_cast<double>(record.moves.size()));
+      metrics.result(record.result.outcome).inc();
+      metrics.termination(record.result.reason).inc();
+      if (record.result.outcome != chess::Outcome::kDraw) totals.decisive.fetch_add(1);
+      totals.games.fetch_add(1);
+      totals.positions.fetch_add(record.moves.size());
+      pusher.add(to_wire_game(record, version, s.replica));
+    };
+
+    // Overlap: a thread takes each newer model as soon as it is ready while at
+    // most one model is in play (one that arrives while a replaced model's games
+    // finish waits for them: at most two networks at once).
+    const bool overlap = follower && s.model_switch == "overlap";
+    std::mutex switcher_mutex;
+    std::condition_variable switcher_wake;
+    bool played = false;
+    std::thread switcher;
+    if (overlap) {
+      switcher = std::thread([&] {
+        std::unique_lock lock(switcher_mutex);
+        while (!switcher_wake.wait_for(lock, std::chrono::milliseconds(20),
+                                       [&] { return played; })) {
+          if (!follower->ready().load() || runner.networks_in_play() > 1) continue;
+          std::optional<runtime::ModelFollower::Pending> pending = follower->take();
+          if (!pending) continue;
+          lock.unlock();
+          try {
+            switch_model(std::move(*pending));
+          } catch (const std::exception& e) {
+            log(std::string("cannot switch to the newer model: ") + e.what());
+          }
+          lock.lock();
+        }
+      });
+    }
+    struct JoinSwitcher {
+      std::mutex& mutex;
+      std::condition_variable& wake;
+      bool& played;
+      std::thread& thread;
+      ~JoinSwitcher() {
+        {
+          std::lock_guard lock(mutex);
+          played = true;
+        }
+        wake.notify_all();
+        if (thread.joinable()) thread.join();
+      }
+    } join_switcher{switcher_mutex, switcher_wake, played, switcher};
+
+    for (;;) {
       try {
-        runner.run(on_game, &stop_, follower ? &follower->ready() : nullptr);
-        version_stats.finish();
+        runner.play(on_game, &stop_, follower && !overlap ? &follower->ready() : nullptr);
       } catch (const std::exception& e) {
         {
           std::lock_guard lock(failure_mutex);
@@ -396,34 +509,29 @@ int SelfplayService::run() {
         break;
       }
       if (stop_.load()) {
-        const std::uint64_t finished = runner.stats().games;
-        std::uint64_t in_progress = std::uint64_t(options.concurrent_games);
-        if (options.max_games > 0)
-          in_progress =
-              std::min(in_progress, options.max_games - std::min(options.max_games, finished));
-        metrics.games_abandoned.inc(static_cast<double>(in_progress));
-        log("stopping: " + std::to_string(in_progress) + " games in progress abandoned");
+        const std::uint64_t abandoned = runner.stats().abandoned;
+        metrics.games_abandoned.inc(static_cast<double>(abandoned));
+        log("stopping: " + std::to_string(abandoned) + " games in progress abandoned");
         break;
       }
       if (s.games > 0 && totals.games.load() >= s.games) {
         log("played the " + std::to_string(s.games) + " games asked for");
         break;
       }
-      if (follower) {
+      // Drain mode: the games in progress are over; switch.
+      if (follower && !overlap) {
         if (auto pending = follower->take()) {
           const double drained = seconds_since(pending->ready_at);
           metrics.drain_seconds.inc(drained);
-          metrics.model_swaps.inc();
           char line[160];
-          std::snprintf(line, sizeof line,
-                        "finished the games in progress in %.2f s; switching from version %llu",
-                        drained, static_cast<unsigned long long>(version));
+          std::snprintf(line, sizeof line, "finished the games in progress in %.2f s", drained);
           log(line);
-          model = std::move(pending->model);
+          switch_model(std::move(*pending));
         }
       }
     }
   }
+  version_stats.finish_all();
   // No new model download; one in flight (to a replay that may not answer) runs to its
   // deadline while the buffer is pushed, not before it: the stop's time is the longer of
   // the two, not their sum. The follower is joined at the end.

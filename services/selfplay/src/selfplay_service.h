@@ -1,7 +1,8 @@
 // SelfplayService: the chessrl-selfplay process minus its main(). Plays games
 // with the GameRunner on the newest model from the registry (switching
-// between games: the runner drains, a new evaluator takes the new backend,
-// play resumes), or on a pinned --model; pushes every finished game to the
+// without a drain: new games start on the new model's evaluator while the
+// games in progress finish on the old one; or, with --model-switch drain,
+// between games), or on a pinned --model; pushes every finished game to the
 // replay service through a GamePusher; serves /metrics and /healthz; logs a
 // progress line now and then. One run() per object.
 #pragma once
@@ -29,7 +30,9 @@ struct SelfplayMetrics {
   metrics::Gauge& model_version;
   metrics::Counter& model_swaps;
   metrics::Counter& models_refused;  // versions check_model() refused (never fetched again)
-  metrics::Counter& drain_seconds;
+  metrics::Counter& drain_seconds;    // --model-switch drain only
+  metrics::Counter& overlap_seconds;  // switch to the replaced model's last game
+  metrics::Gauge& networks_in_play;
   metrics::Counter& games_abandoned;  // in progress when a stop began
   metrics::Counter& lookups;      // positions asked of the evaluator, cache hits included
   metrics::Counter& cache_hits;   // ... answered from the position cache
@@ -67,11 +70,15 @@ class SelfplayService {
 
   // Lines on stderr, "chessrl-selfplay[<replica>]: <line>".
   void log(const std::string& line) const;
+  // The port /metrics is served on once run() has started serving it; 0
+  // before, or with --metrics-listen off. Any thread.
+  int metrics_port() const { return metrics_port_.load(); }
 
  private:
   Settings settings_;
   const std::atomic<bool>& stop_;
   std::string prefix_;
+  std::atomic<int> metrics_port_{0};
 };
 
 }  // namespace chessrl::selfplay_service

@@ -56,6 +56,13 @@ void add_options(CLI::App& app, Settings& s) {
                  "(0: no ceiling)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--model-switch", s.model_switch,
+                 "how a newer model takes over: overlap (new games start on it at once while "
+                 "the games in progress finish on the old one: two networks in memory for a "
+                 "while) or drain (no game starts until the games in progress have finished: "
+                 "one network at a time, the batch shrinking meanwhile)")
+      ->check(CLI::IsMember({"overlap", "drain"}))
+      ->capture_default_str();
 
   // Play: the names and meanings of `chessrl selfplay`.
   selfplay::add_game_options(app, c);

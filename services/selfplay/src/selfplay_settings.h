@@ -43,6 +43,10 @@ struct Settings {
   // Registry and --model checkpoints naming more parameters are refused before
   // anything is allocated (0: no ceiling).
   std::int64_t max_model_params = nn::kDefaultMaxModelParams;
+  // How a newer model takes over: "overlap" (new games start on it at once
+  // while the games in progress finish on the old one) or "drain" (no game
+  // starts until the games in progress have finished; one network at a time).
+  std::string model_switch = "overlap";
 
   // Play (as `chessrl selfplay`).
   selfplay::GameRunnerOptions runner;  // its seed and max_games are set by resolve()

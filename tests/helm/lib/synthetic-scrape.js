@@ -39,6 +39,8 @@ function syntheticScrape({ kubernetes = true } = {}) {
     add('chessrl_selfplay_games_rejected_total', counter(0), { reason: 'bad_fen' });
     add('chessrl_selfplay_model_swaps_total', counter(0.1));
     add('chessrl_selfplay_drain_seconds_total', counter(1));
+    add('chessrl_selfplay_model_overlap_seconds_total', counter(1));
+    add('chessrl_selfplay_models_in_play', gauge(1));
     add('chessrl_selfplay_game_results_total', counter(5), { result: 'draw' });
     add('chessrl_selfplay_game_results_total', counter(3), { result: 'white' });
     add('chessrl_selfplay_game_results_total', counter(2), { result: 'black' });
