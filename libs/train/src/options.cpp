@@ -59,6 +59,8 @@ Result<void> TrainerOptions::validate() const {
   if (stop_data_grace_ms < 0) return bad("stop_data_grace_ms", "must be >= 0");
   if (stall_timeout_ms < 1000) return bad("stall_timeout_ms", "must be >= 1000");
   if (publish_every < 0) return bad("publish_every", "must be >= 0 (0: never)");
+  if (!(publish_every_seconds >= 0) || !std::isfinite(publish_every_seconds))
+    return bad("publish_every_seconds", "must be >= 0 (0: only by steps)");
   if (!(max_reuse >= 0) || !std::isfinite(max_reuse)) return bad("max_reuse", "must be >= 0 (0: no cap)");
   if (prefetch_batches < 1 || prefetch_batches > 64) return bad("prefetch_batches", "must be 1..64");
   if (bucket_bytes < 1024) return bad("bucket_bytes", "must be >= 1024");

@@ -5,6 +5,22 @@
 
 namespace chessrl::train {
 
+PublishCadence::PublishCadence(std::int64_t every_steps, double every_seconds,
+                               Clock::time_point start)
+    : every_steps_(std::max<std::int64_t>(every_steps, 0)),
+      every_(every_seconds > 0 ? std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(every_seconds))
+                               : Clock::duration::zero()),
+      last_(start) {}
+
+bool PublishCadence::due(std::int64_t step, Clock::time_point now) {
+  const bool by_steps = every_steps_ > 0 && step % every_steps_ == 0;
+  const bool by_time = every_.count() > 0 && now - last_ >= every_;
+  if (!by_steps && !by_time) return false;
+  last_ = now;
+  return true;
+}
+
 BackgroundPublisher::BackgroundPublisher(PublishFn publish, LogFn log, Options options,
                                          OutcomeFn outcome)
     : s_(std::make_shared<Shared>()) {

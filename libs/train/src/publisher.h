@@ -30,6 +30,26 @@ struct PublisherCounts {
   bool abandoned = false;       // a call was still in flight at the end
 };
 
+// When rank 0 offers a model: at every multiple of `every_steps` steps (0:
+// not by steps), and also once `every_seconds` have passed since the last
+// model offered or since training started (0: not by time), whichever comes
+// first. The time cadence keeps versions coming at a steady rate however
+// fast steps are; the step cadence alone is what it always was.
+class PublishCadence {
+ public:
+  using Clock = std::chrono::steady_clock;
+  PublishCadence(std::int64_t every_steps, double every_seconds, Clock::time_point start);
+  bool enabled() const { return every_steps_ > 0 || every_.count() > 0; }
+  // Whether the model after `step` is due at `now`; when it is, the time
+  // cadence starts again from `now`.
+  bool due(std::int64_t step, Clock::time_point now);
+
+ private:
+  std::int64_t every_steps_;
+  Clock::duration every_;
+  Clock::time_point last_;
+};
+
 class BackgroundPublisher {
  public:
   using PublishFn = std::function<Result<std::uint64_t>(const nn::Checkpoint&)>;

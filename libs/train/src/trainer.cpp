@@ -100,6 +100,7 @@ class Run {
   const TrainerCallbacks& cb_;
   const std::atomic<bool>& stop_;
   DataGate gate_;
+  PublishCadence cadence_{0, 0, Clock::time_point()};  // set when the steps start
   std::unique_ptr<BackgroundPublisher> publisher_;  // rank 0 with a publish callback
 
   torch::Device device_{torch::kCPU};
@@ -436,7 +437,8 @@ Result<TrainSummary> Run::run_steps() {
         optimizer_name(o_.optimizer) + ", from step " + std::to_string(step_) +
         (o_.steps > 0 ? " to " + std::to_string(o_.steps) : ""));
   if (pg_) reducer_ = std::make_unique<GradReducer>(net_->parameters(), *pg_, o_.bucket_bytes, o_.overlap);
-  if (d_.rank == 0 && cb_.publish && o_.publish_every > 0)
+  cadence_ = PublishCadence(o_.publish_every, o_.publish_every_seconds, Clock::now());
+  if (d_.rank == 0 && cb_.publish && cadence_.enabled())
     publisher_ = std::make_unique<BackgroundPublisher>(
         cb_.publish, [this](const std::string& l) { log(l); }, BackgroundPublisher::Options{},
         cb_.on_publish_outcome);
@@ -558,7 +560,7 @@ Result<TrainSummary> Run::run_steps() {
           failure = r;
           break;
         }
-      if (o_.publish_every > 0 && step_ % o_.publish_every == 0) publish();
+      if (publisher_ && cadence_.due(step_, Clock::now())) publish();
     }
     beat("stopping at step " + std::to_string(step_));
     prefetcher.stop();

@@ -179,7 +179,13 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--init-checkpoint", o.init_checkpoint,
                  "start from these weights when --checkpoint-dir holds no checkpoint");
   app.add_option("--publish-every", o.publish_every,
-                 "rank 0 publishes a model version every N steps (0: never)")
+                 "rank 0 publishes a model version every N steps (0: not by steps)")
+      ->capture_default_str();
+  app.add_option("--publish-every-seconds", o.publish_every_seconds,
+                 "rank 0 also publishes once this many seconds have passed since its last "
+                 "version, between the step multiples (0: only by steps); with --publish-every 0, "
+                 "by time alone: a version every N seconds however fast or slow the steps")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   app.add_option("--publish-wait", s.publish_wait_s,
                  "at the end, seconds the last model queued for publishing may take to go out "
@@ -324,12 +330,21 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   std::shared_ptr<chessrl::rpc::ModelRegistryClient> models;
   std::string registry_address = s.registry;
   if (registry_address.empty() && s.data.empty()) registry_address = s.replay;
-  if (rank == 0 && !registry_address.empty() && s.options.publish_every > 0) {
+  if (rank == 0 && !registry_address.empty() &&
+      (s.options.publish_every > 0 || s.options.publish_every_seconds > 0)) {
     client_options.address = registry_address;
     // train()'s publishing thread retries with backoff, a newer model first.
     models = std::make_shared<chessrl::rpc::ModelRegistryClient>(client_options);
-    log("publishing a model version every " + std::to_string(s.options.publish_every) +
-        " steps to " + registry_address);
+    std::string cadence;
+    if (s.options.publish_every > 0)
+      cadence = std::to_string(s.options.publish_every) + " steps";
+    if (s.options.publish_every_seconds > 0) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g s", s.options.publish_every_seconds);
+      cadence += (cadence.empty() ? "" : " or ") + std::string(seconds) +
+                 (cadence.empty() ? "" : ", whichever comes first");
+    }
+    log("publishing a model version every " + cadence + " to " + registry_address);
   }
 
   train::TrainerCallbacks callbacks;

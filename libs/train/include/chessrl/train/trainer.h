@@ -75,6 +75,10 @@ struct TrainerOptions {
   int keep_checkpoints = 3;  // >= 2: the previous one is the fallback for a corrupt latest
   std::string init_checkpoint;        // start from these weights when checkpoint_dir has none
   std::int64_t publish_every = 0;     // rank 0 calls publish every this many steps (0: never)
+  // Rank 0 also calls publish once this many seconds have passed since it
+  // last did (or since training started), between step multiples (0: only by
+  // steps). Either cadence alone, or both, whichever comes first.
+  double publish_every_seconds = 0;
   // At the end, how long the last model queued for publishing may take to go out.
   std::int64_t publish_flush_ms = 10000;
   // Told to stop, a rank of several waits this long for the batch of the step
@@ -127,7 +131,7 @@ struct StepReport {
 struct TrainerCallbacks {
   std::function<void(const StepReport&)> on_step;  // every step, every rank
   std::function<void(const std::string&)> log;     // progress lines (default: stderr)
-  // Rank 0, every publish_every steps: ship the model (weights only, no
+  // Rank 0, every publish_every steps (and every publish_every_seconds): ship the model (weights only, no
   // optimizer state) as a model version; returns the version. Called on a
   // background thread, never from the step loop: a newer model replaces one
   // not yet sent, a failure is retried with backoff, and training goes on.
