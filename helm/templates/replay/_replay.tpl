@@ -5,7 +5,7 @@
 
 {{/* The config keys the chart passes to chessrl-replay as flags (a JSON list; chess-rl.validateValues.config). */}}
 {{- define "chess-rl.replay.reservedKeys" -}}
-{{- concat (list "config" "listen" "metrics-listen" "store" "redis-host" "redis-port" "redis-shards" "redis-password") (include "chess-rl.security.flags" (dict "root" . "role" "replay") | fromJsonArray) | toJson -}}
+{{- concat (list "config" "listen" "metrics-listen" "models-http-listen" "models-http-public" "store" "redis-host" "redis-port" "redis-shards" "redis-password") (include "chess-rl.security.flags" (dict "root" . "role" "replay") | fromJsonArray) | toJson -}}
 {{- end -}}
 
 {{/* ---------- Checks (chess-rl.validateValues): a message naming the value, or nothing ---------- */}}
@@ -13,5 +13,7 @@
 {{- define "chess-rl.validateValues.replay.ports" -}}
 {{- if eq (int .Values.replay.ports.grpc) (int .Values.replay.ports.metrics) -}}
 {{- printf "replay.ports.grpc and replay.ports.metrics are both %v: they must differ" .Values.replay.ports.grpc -}}
+{{- else if and .Values.replay.modelsHttp.enabled (has (int .Values.replay.ports.models) (list (int .Values.replay.ports.grpc) (int .Values.replay.ports.metrics) (int .Values.replay.ports.probes))) -}}
+{{- printf "replay.ports.models is %v, a port replay already uses (grpc, metrics or probes): they must differ" .Values.replay.ports.models -}}
 {{- end -}}
 {{- end -}}
