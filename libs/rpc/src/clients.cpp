@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <mutex>
-#include <random>
 #include <set>
 #include <thread>
 
@@ -43,29 +43,19 @@ const char* code_name(grpc::StatusCode code) {
 }
 
 
-// Sleeps `backoff` with +-25% jitter (so many clients do not retry in step),
-// in slices of at most `slice` while `stop` (when given) stays false, and
-// returns the next backoff.
-std::chrono::milliseconds pause(std::chrono::milliseconds backoff, const ClientOptions& options,
-                                const std::atomic<bool>* stop = nullptr,
-                                std::chrono::milliseconds slice = std::chrono::hours(1)) {
-  thread_local std::minstd_rand rng(std::random_device{}());
-  std::uniform_real_distribution<double> jitter(0.75, 1.25);
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                         std::chrono::duration<double, std::milli>(
-                             static_cast<double>(backoff.count()) * jitter(rng)));
-  while (stop == nullptr || !stop->load()) {
-    const auto left = until - std::chrono::steady_clock::now();
-    if (left <= std::chrono::steady_clock::duration::zero()) break;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, slice));
-  }
-  return std::min(backoff * 2, options.backoff_max);
+// Sleeps `wait`, or less when `stop` is requested first (no polling: the
+// stop request wakes it).
+void sleep_unless_stopped(std::chrono::milliseconds wait, const std::stop_token& stop) {
+  std::mutex mutex;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mutex);
+  cv.wait_for(lock, stop, wait, [] { return false; });
 }
 
-// The failure of `call`: "Call: CODE: server message", and the code.
-RpcFailure failed(const char* call, const grpc::Status& status) {
-  return RpcFailure{describe(call, status), status.error_code()};
+// The failure of `call`: "Call: CODE: server message", the code, and whether
+// the server named another replica.
+RpcFailure failed(const char* call, const grpc::Status& status, bool elsewhere = false) {
+  return RpcFailure{describe(call, status), status.error_code(), elsewhere};
 }
 
 }  // namespace
@@ -99,10 +89,11 @@ namespace {
 
 // Runs `call(context)` until it succeeds, fails for good, or runs out of tries;
 // with `calls`, each attempt is registered there while it runs (cancel()).
+// `elsewhere`, when given, says whether the last answer carried kRetryElsewhereKey.
 template <class Call>
 grpc::Status with_retries(const ClientOptions& options, Call&& call,
-                          CallsInFlight* calls = nullptr) {
-  auto backoff = options.backoff_min;
+                          CallsInFlight* calls = nullptr, bool* elsewhere = nullptr) {
+  std::optional<Backoff> backoff;  // made at the first retry only
   for (int attempt = 1;; ++attempt) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + options.deadline);
@@ -114,13 +105,21 @@ grpc::Status with_retries(const ClientOptions& options, Call&& call,
     grpc::Status status = call(context);
     if (calls) calls->remove(&context);
     if (status.ok() || attempt >= options.attempts || !transient(status.error_code())) {
+      if (elsewhere) *elsewhere = !status.ok() && retry_elsewhere(context);
       return status;
     }
-    backoff = pause(backoff, options);
+    if (!backoff) backoff.emplace(options.retry_backoff());
+    std::this_thread::sleep_for(*backoff->next());
   }
 }
 
 }  // namespace
+
+bool retry_elsewhere(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto found = trailers.find(kRetryElsewhereKey);
+  return found != trailers.end() && found->second == "1";
+}
 
 bool transient(grpc::StatusCode code) {
   return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED;
@@ -224,6 +223,17 @@ std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
   return std::shared_ptr<grpc::Channel>(polled, polled->channel.get());
 }
 
+std::shared_ptr<grpc::Channel> make_fresh_channel(const ClientOptions& options) {
+  static std::atomic<int> made{0};
+  grpc::ChannelArguments args;
+  // Channels with equal arguments may share a subchannel (a connection) in
+  // gRPC's global pool: a pool of its own and an argument no other channel
+  // has keep this one off every connection made before.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt("chessrl.fresh_channel", made.fetch_add(1, std::memory_order_relaxed));
+  return make_channel(options, std::move(args));
+}
+
 // ---------------------------------------------------------------- replay
 
 ReplayClient::ReplayClient(ClientOptions options) : ReplayClient(options, make_channel(options)) {}
@@ -308,6 +318,7 @@ RpcResult<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::u
   request.set_version(version);
   request.set_best(best);
   std::pair<v1::ModelInfo, std::string> out;
+  bool elsewhere = false;
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     out = {};
     auto reader = stub_->GetModel(&context, request);
@@ -333,8 +344,8 @@ RpcResult<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::u
       out.second += chunk.data();
     }
     return reader->Finish();
-  });
-  if (!status.ok()) return failed("GetModel", status);
+  }, nullptr, &elsewhere);
+  if (!status.ok()) return failed("GetModel", status, elsewhere);
   if (out.second.size() != out.first.size_bytes()) {
     return RpcFailure{"GetModel: received " + std::to_string(out.second.size()) + " bytes of " +
                           std::to_string(out.first.size_bytes()),
@@ -353,10 +364,12 @@ template <class Call>
 RpcResult<std::optional<v1::ModelInfo>> optional_info(const ClientOptions& options,
                                                       const char* name, Call&& call) {
   v1::ModelInfo reply;
-  auto status =
-      with_retries(options, [&](grpc::ClientContext& context) { return call(context, reply); });
+  bool elsewhere = false;
+  auto status = with_retries(
+      options, [&](grpc::ClientContext& context) { return call(context, reply); }, nullptr,
+      &elsewhere);
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) return std::optional<v1::ModelInfo>();
-  if (!status.ok()) return failed(name, status);
+  if (!status.ok()) return failed(name, status, elsewhere);
   return std::optional<v1::ModelInfo>(reply);
 }
 
@@ -401,37 +414,76 @@ RpcResult<v1::ModelInfo> ModelRegistryClient::lease(std::uint64_t version,
 
 void ModelRegistryClient::watch(std::uint64_t after_version,
                                 const std::function<bool(const v1::ModelInfo&)>& on_model,
-                                const std::atomic<bool>& stop, std::chrono::milliseconds poll) {
-  auto backoff = options_.backoff_min;
+                                std::stop_token stop, const WatchHooks& hooks) {
+  using Clock = std::chrono::steady_clock;
+  Backoff backoff(hooks.backoff.value_or(options_.retry_backoff()),
+                  hooks.seed != 0 ? hooks.seed : random_backoff_seed());
   std::uint64_t seen = after_version;
-  while (!stop.load()) {
+  // The first stream goes on the client's channel; each later one on a fresh one.
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::ModelRegistry::Stub> fresh_stub;
+  v1::ModelRegistry::Stub* stub = stub_.get();
+  while (!stop.stop_requested()) {
     grpc::ClientContext context;
     if (!options_.security.token.empty()) {
       context.AddMetadata(kAuthorizationKey, bearer(options_.security.token));
     }
     v1::WatchModelsRequest request;
     request.set_after_version(seen);
-    std::atomic<bool> done{false};
-    // Read() blocks until the next version: a helper cancels the stream on stop.
-    std::thread canceller([&] {
-      while (!done.load() && !stop.load()) std::this_thread::sleep_for(poll);
-      context.TryCancel();
-    });
-    auto reader = stub_->WatchModels(&context, request);
-    v1::ModelInfo info;
+    bool held = false;
     bool keep_going = true;
-    while (keep_going && reader->Read(&info)) {
-      backoff = options_.backoff_min;
-      seen = std::max(seen, info.version());
-      keep_going = on_model(info);
+    grpc::Status status;
+    {
+      // Read() blocks until the next version: a stop request cancels the
+      // stream from the requesting thread (at once if already requested).
+      std::stop_callback cancel(stop, [&context] { context.TryCancel(); });
+      if (hooks.on_open) hooks.on_open();
+      const auto opened = Clock::now();
+      auto reader = stub->WatchModels(&context, request);
+      v1::ModelInfo info;
+      while (keep_going && reader->Read(&info)) {
+        held = true;
+        seen = std::max(seen, info.version());
+        keep_going = on_model(info);
+      }
+      if (!keep_going) context.TryCancel();
+      status = reader->Finish();
+      held = held || Clock::now() - opened >= hooks.held_after;
     }
-    done = true;
-    context.TryCancel();
-    reader->Finish();
-    canceller.join();
-    if (!keep_going) return;
-    if (!stop.load()) backoff = pause(backoff, options_, &stop, poll);
+    if (!keep_going || stop.stop_requested()) return;
+    const bool elsewhere = retry_elsewhere(context);
+    if (hooks.on_end) hooks.on_end(status, elsewhere);
+    if (held) backoff.reset();
+    sleep_unless_stopped(backoff.next().value_or(options_.backoff_max), stop);
+    if (stop.stop_requested()) return;
+    // Not the old connection: the server it reached is gone, full or broken.
+    fresh_stub.reset();
+    channel = make_fresh_channel(options_);
+    fresh_stub = v1::ModelRegistry::NewStub(channel);
+    stub = fresh_stub.get();
   }
+}
+
+void ModelRegistryClient::watch(std::uint64_t after_version,
+                                const std::function<bool(const v1::ModelInfo&)>& on_model,
+                                const std::atomic<bool>& stop, std::chrono::milliseconds poll) {
+  std::stop_source source;
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool returned = false;
+  // Turns the flag into a stop request: looks at it every `poll`.
+  std::thread bridge([&] {
+    std::unique_lock lock(mutex);
+    while (!returned && !stop.load()) cv.wait_for(lock, poll);
+    if (!returned) source.request_stop();
+  });
+  watch(after_version, on_model, source.get_token(), WatchHooks{});
+  {
+    std::lock_guard lock(mutex);
+    returned = true;
+  }
+  cv.notify_all();
+  bridge.join();
 }
 
 }  // namespace chessrl::rpc

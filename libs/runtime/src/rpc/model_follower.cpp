@@ -8,18 +8,6 @@
 
 namespace chessrl::runtime {
 
-namespace {
-
-constexpr std::chrono::milliseconds kRetryMin{500};
-constexpr std::chrono::milliseconds kRetryMax{30000};
-// How often the watch looks at stop_ (ModelRegistryClient::watch's poll): the
-// destructor waits for it, and self-play destroys the follower as it stops,
-// before it flushes its buffer (at the watch's default of 500 ms, up to half a
-// second of a stop).
-constexpr std::chrono::milliseconds kWatchStopPoll{20};
-
-}  // namespace
-
 ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOptions torch,
                              LogFunction log, RefusedFunction on_refused,
                              SkippedFunction on_skipped)
@@ -33,25 +21,70 @@ ModelFollower::ModelFollower(rpc::ClientOptions registry, nn::TorchBackendOption
         return options;
       }()) {}
 
-ModelFollower::ModelFollower(ModelFollowerOptions options) : options_(std::move(options)) {
+ModelFollower::ModelFollower(ModelFollowerOptions options)
+    : options_(std::move(options)),
+      rng_(options_.seed != 0 ? options_.seed : random_backoff_seed()),
+      download_backoff_(options_.download_backoff, rng_.next()) {
+  // One connection for the watch and the downloads until something fails.
   channel_ = rpc::make_channel(options_.registry);
   client_ = std::make_unique<rpc::ModelRegistryClient>(options_.registry, channel_);
+  watch_client_ = std::make_unique<rpc::ModelRegistryClient>(options_.registry, channel_);
   load_thread_ = std::thread([this] { load_loop(); });
-  watch_thread_ = std::thread([this] {
-    client_->watch(
-        0,
-        [this](const v1::ModelInfo& info) {
-          std::lock_guard lock(mutex_);
-          announce(info.version());
-          return !stop_.load();
-        },
-        stop_, kWatchStopPoll);
-  });
+  watch_thread_ = std::thread([this] { watch_loop(); });
+}
+
+void ModelFollower::watch_loop() {
+  rpc::ModelRegistryClient::WatchHooks hooks;
+  hooks.backoff = options_.watch_backoff;
+  {
+    std::lock_guard lock(mutex_);
+    hooks.seed = rng_.next() | 1;
+  }
+  hooks.held_after = options_.watch_held_after;
+  hooks.on_open = [this] {
+    std::lock_guard lock(mutex_);
+    stream_open_ = true;
+    stream_opened_ = Clock::now();
+    changed_.notify_all();
+  };
+  hooks.on_end = [this](const grpc::Status& status, bool elsewhere) {
+    std::lock_guard lock(mutex_);
+    stream_open_ = false;
+    if (polling_ || stop_.load()) return;
+    polling_ = true;
+    poll_at_ = Clock::now() + jitter(options_.poll_interval);
+    log("model watch at " + options_.registry.address + " ended (" +
+        rpc::describe("WatchModels", status) + ")" +
+        (elsewhere ? "; that replica is full, watching again on a new connection"
+                   : "; watching again on a new connection") +
+        ", asking LatestModel every ~" +
+        std::to_string(options_.poll_interval.count() / 1000) + " s meanwhile");
+    changed_.notify_all();
+  };
+  watch_client_->watch(
+      0,
+      [this](const v1::ModelInfo& info) {
+        std::lock_guard lock(mutex_);
+        announce(info.version());
+        if (polling_) {
+          polling_ = false;
+          log("model watch at " + options_.registry.address + " is back; no more polling");
+        }
+        return !stop_.load();
+      },
+      stop_source_.get_token(), hooks);
+}
+
+ModelFollower::Clock::duration ModelFollower::jitter(Clock::duration up_to) {
+  return std::chrono::duration_cast<Clock::duration>(up_to * rng_.uniform());
 }
 
 void ModelFollower::announce(std::uint64_t version) {
   if (version <= newest_) return;
   newest_ = version;
+  // A new version is fetched after its own spread, not after an older one's retry.
+  download_backoff_.reset();
+  load_at_ = Clock::now() + jitter(options_.announce_spread);
   if (options_.on_announced) options_.on_announced(version);
   changed_.notify_all();
 }
@@ -62,6 +95,7 @@ void ModelFollower::log(const std::string& line) const {
 
 void ModelFollower::request_stop() {
   stop_ = true;
+  stop_source_.request_stop();
   std::lock_guard lock(mutex_);
   changed_.notify_all();
 }
@@ -110,73 +144,114 @@ void ModelFollower::settle() {
   changed_.notify_all();
 }
 
+void ModelFollower::poll_latest() {
+  auto latest = client_->latest();
+  std::lock_guard lock(mutex_);
+  poll_at_ = Clock::now() + options_.poll_interval / 2 + jitter(options_.poll_interval);
+  if (latest.ok() && latest->has_value()) announce((*latest)->version());
+  if (latest.retry_elsewhere()) {
+    client_ = std::make_unique<rpc::ModelRegistryClient>(options_.registry,
+                                                         rpc::make_fresh_channel(options_.registry));
+  }
+}
+
 void ModelFollower::load_loop() {
   // Start-up: one quick question, so self-play starts on the latest model
-  // rather than swapping to it right after starting.
+  // rather than swapping to it right after starting (no spread: nothing plays yet).
   {
-    rpc::ClientOptions once = options_.registry;
-    once.attempts = 1;
-    rpc::ModelRegistryClient quick(once, channel_);
-    auto latest = quick.latest();
+    auto latest = client_->latest();
     std::lock_guard lock(mutex_);
     if (!latest.ok()) {
-      log("model registry at " + options_.registry.address + " not reachable yet (" + latest.error() +
-           "); starting with the bootstrap model and following it when it answers");
+      log("model registry at " + options_.registry.address + " not reachable yet (" +
+          latest.error() + "); starting with the bootstrap model and following it when it answers");
     } else if (latest->has_value()) {
       announce((*latest)->version());
+      load_at_ = Clock::now();
     } else {
       log("model registry at " + options_.registry.address +
-           " has no model yet; starting with the bootstrap model");
+          " has no model yet; starting with the bootstrap model");
     }
     if (newest_ == 0) settle();
   }
 
-  std::chrono::milliseconds backoff{0};
-  Clock::time_point retry_at{};
   bool failing = false;
   for (;;) {
     std::uint64_t version = 0;
+    bool poll = false;
     {
       std::unique_lock lock(mutex_);
-      auto can_load = [&] {
-        return stop_.load() || (newest_ > attempted_ && newest_ > playing_ && !pending_);
-      };
-      if (retry_at > Clock::now()) {
-        changed_.wait_until(lock, retry_at, [&] { return stop_.load(); });
+      for (;;) {
         if (stop_.load()) return;
+        const auto now = Clock::now();
+        if (polling_ && stream_open_ && now - stream_opened_ >= options_.watch_held_after) {
+          polling_ = false;
+          log("model watch at " + options_.registry.address + " is back; no more polling");
+        }
+        const bool wanted = newest_ > attempted_ && newest_ > playing_ && !pending_;
+        const auto load_at = std::max(load_at_, newest_ == failed_version_ ? retry_at_
+                                                                          : Clock::time_point{});
+        if (wanted && now >= load_at) {
+          version = newest_;
+          break;
+        }
+        if (polling_ && now >= poll_at_) {
+          poll = true;
+          break;
+        }
+        auto wake = Clock::time_point::max();
+        if (wanted) wake = std::min(wake, load_at);
+        if (polling_) wake = std::min(wake, poll_at_);
+        if (polling_ && stream_open_) {
+          wake = std::min(wake, stream_opened_ + options_.watch_held_after);
+        }
+        if (wake == Clock::time_point::max()) {
+          changed_.wait(lock);
+        } else {
+          changed_.wait_until(lock, wake);
+        }
       }
-      changed_.wait(lock, can_load);
-      if (stop_.load()) return;
-      version = newest_;
+    }
+    if (poll) {
+      poll_latest();
+      continue;
     }
 
     auto got = client_->get(version);
     if (!got.ok() && options_.on_download_failed) options_.on_download_failed(version, got.code());
     if (!got.ok()) {
-      const std::string reason = skip_reason(got.code());
+      // A capacity refusal naming another replica may pass there: retried.
+      const std::string reason = got.retry_elsewhere() ? "" : skip_reason(got.code());
       std::lock_guard lock(mutex_);
       if (!reason.empty()) {
         // Asking again would fail the same way: skipped, like an unusable model.
         log("model version " + std::to_string(version) + " cannot be downloaded (" + reason +
-             ": " + got.error() + "); skipped, not fetched again (self-play stays on version " +
-             std::to_string(playing_) + ")");
+            ": " + got.error() + "); skipped, not fetched again (self-play stays on version " +
+            std::to_string(playing_) + ")");
         skip(version, reason);
         if (failing) log("model registry answers again");
         failing = false;
       } else {
-        backoff = failing ? std::min(backoff * 2, kRetryMax) : kRetryMin;
         if (!failing) {
           log("cannot download model version " + std::to_string(version) + " (" + got.error() +
-               "); retrying with backoff");
+              "); retrying with backoff");
         }
         failing = true;
-        retry_at = Clock::now() + backoff;
+        if (got.retry_elsewhere()) {
+          client_ = std::make_unique<rpc::ModelRegistryClient>(
+              options_.registry, rpc::make_fresh_channel(options_.registry));
+        }
+        failed_version_ = version;
+        retry_at_ = Clock::now() + download_backoff_.next().value_or(options_.download_backoff.max);
       }
       settle();
       continue;
     }
-    if (failing) log("model registry answers again");
-    failing = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (failing) log("model registry answers again");
+      failing = false;
+      download_backoff_.reset();
+    }
 
     const auto started = Clock::now();
     ModelLoad load;

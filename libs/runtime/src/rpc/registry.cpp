@@ -29,7 +29,8 @@ ModelLoad fetch_model(rpc::ModelRegistryClient& registry, std::uint64_t version,
     const std::string what =
         best ? std::string("the best model") : "v" + std::to_string(version);
     ModelLoad out;
-    out.reason = skip_reason(fetched.code());
+    // A capacity refusal naming another replica may pass: not a reason to skip.
+    out.reason = fetched.retry_elsewhere() ? "" : skip_reason(fetched.code());
     out.error = out.reason.empty() ? ModelError::kUnavailable : ModelError::kMissing;
     out.detail = fetched.error();
     out.message = what + ": " + out.detail;

@@ -1,7 +1,8 @@
 // Clients of chessrl-replay's two services. Every call has a deadline; calls
-// that are safe to repeat (all of them: pushes are idempotent by game id) are
-// retried on UNAVAILABLE and DEADLINE_EXCEEDED with exponential backoff, up
-// to `attempts` tries; no other code is retried (docs/replay.md, "Status
+// that are safe to repeat (all of them: pushes are idempotent by game id) may
+// be retried on UNAVAILABLE and DEADLINE_EXCEEDED with jittered exponential
+// backoff (chessrl::Backoff), up to `attempts` tries (1 by default: every
+// service owns its retries); no other code is retried (docs/replay.md, "Status
 // codes"). Errors come back as RpcResult failures naming the call, the gRPC
 // code and the server's message, with the code itself in code(). A client is
 // thread-safe (one channel, shared).
@@ -16,11 +17,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "chessrl/core/backoff.h"
 #include "chessrl/core/result.h"
 #include "chessrl/v1/models.grpc.pb.h"
 #include "chessrl/v1/replay.grpc.pb.h"
@@ -31,6 +34,12 @@ namespace chessrl::rpc {
 // numbers as doubles, exact only up to 2^53, and a version must leave room
 // for the next one (latest + 1); the service refuses larger ones.
 inline constexpr std::uint64_t kMaxModelVersion = (std::uint64_t{1} << 53) - 1;
+
+// Trailing metadata ("1") a server adds to a refusal for capacity
+// (RESOURCE_EXHAUSTED: this replica holds all the streams it may): another
+// replica may have room. The client drops its connection and comes back on a
+// new one (make_fresh_channel), which a Kubernetes Service balances anew.
+inline constexpr char kRetryElsewhereKey[] = "chessrl-retry-elsewhere";
 
 // Who the client is and how it reaches the server safely.
 struct ClientSecurity {
@@ -48,9 +57,16 @@ struct ClientSecurity {
 struct ClientOptions {
   std::string address = "127.0.0.1:50051";
   std::chrono::milliseconds deadline{30000};  // per attempt
-  int attempts = 5;
+  // Tries per call. 1: the services and the benchmarks own their retries (the
+  // self-play pusher, the model follower, the trainer's prefetcher and
+  // publisher, the evaluator's loop: docs/architecture.md, "Who retries what");
+  // a tool waiting for a server to come up asks for more.
+  int attempts = 1;
+  // The waits between tries, and between a watch's streams: full jitter
+  // (U(0, cap)), the cap doubling from `backoff_min` to `backoff_max`.
   std::chrono::milliseconds backoff_min{100};
   std::chrono::milliseconds backoff_max{5000};
+  BackoffPolicy::Jitter backoff_jitter = BackoffPolicy::Jitter::kFull;
   // How soon the channel tries to connect again after a failed attempt:
   // doubling-ish (x1.6) from `reconnect_backoff_min` to at most
   // `reconnect_backoff_max` (gRPC's own default grows to 120 s, so a client
@@ -83,6 +99,14 @@ struct ClientOptions {
   // names its size, before the rest arrives.
   std::uint64_t max_model_bytes = std::uint64_t{1} << 30;
   ClientSecurity security;
+
+  BackoffPolicy retry_backoff() const {
+    BackoffPolicy policy;
+    policy.initial = backoff_min;
+    policy.max = backoff_max;
+    policy.jitter = backoff_jitter;
+    return policy;
+  }
 };
 
 // Whether a call that failed with `code` may succeed if made again later
@@ -98,6 +122,7 @@ bool transient(grpc::StatusCode code);
 struct RpcFailure {
   std::string message;
   grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
+  bool retry_elsewhere = false;  // the server's answer carried kRetryElsewhereKey
 };
 
 template <class T>
@@ -105,15 +130,24 @@ class [[nodiscard]] RpcResult : public Result<T> {
  public:
   RpcResult(T value) : Result<T>(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   RpcResult(RpcFailure failure)                        // NOLINT(google-explicit-constructor)
-      : Result<T>(Failure{std::move(failure.message)}), code_(failure.code) {}
+      : Result<T>(Failure{std::move(failure.message)}),
+        code_(failure.code),
+        retry_elsewhere_(failure.retry_elsewhere) {}
 
   grpc::StatusCode code() const { return code_; }
-  // Failed, and transient(code()).
-  bool transient() const { return !this->ok() && rpc::transient(code_); }
+  // The server refused for capacity and named another replica as the way out:
+  // ask again on a fresh channel (make_fresh_channel).
+  bool retry_elsewhere() const { return retry_elsewhere_; }
+  // Failed, and transient(code()) or retry_elsewhere().
+  bool transient() const { return !this->ok() && (rpc::transient(code_) || retry_elsewhere_); }
 
  private:
   grpc::StatusCode code_ = grpc::StatusCode::OK;
+  bool retry_elsewhere_ = false;
 };
+
+// Whether a finished call's trailing metadata carries kRetryElsewhereKey.
+bool retry_elsewhere(const grpc::ClientContext& context);
 
 // zlib's CRC-32 of `bytes`, any length (crc32_z: no 4 GiB wrap).
 std::uint32_t blob_crc32(std::string_view bytes);
@@ -134,6 +168,11 @@ std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const ClientOption
 // A channel with `options`' message limits and credentials, plus `args`.
 std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
                                             grpc::ChannelArguments args = {});
+// A channel like make_channel's that shares no connection with any other
+// channel of this process (its own subchannel pool and an argument no other
+// channel has): it connects anew, so a Service in front of several replicas
+// picks one afresh.
+std::shared_ptr<grpc::Channel> make_fresh_channel(const ClientOptions& options);
 
 // The calls of one client in flight, for cancel().
 class CallsInFlight;
@@ -178,11 +217,32 @@ class ModelRegistryClient {
   // already held); a ttl of 0 ends the lease. NOT_FOUND: not published.
   RpcResult<v1::ModelInfo> lease(std::uint64_t version, std::chrono::seconds ttl);
 
+  // What a watch tells its caller besides the versions, and how it waits.
+  struct WatchHooks {
+    // Each stream as it is opened (the first and every later one).
+    std::function<void()> on_open;
+    // Each stream that ended other than by `stop` or on_model's false: its
+    // status, and whether the server asked for another replica.
+    std::function<void(const grpc::Status& status, bool retry_elsewhere)> on_end;
+    // The waits between streams; nullopt: options.retry_backoff(). Reset by a
+    // stream that yielded a version or stayed open `held_after`.
+    std::optional<BackoffPolicy> backoff;
+    std::uint64_t seed = 0;  // the backoff's jitter; 0: random
+    std::chrono::milliseconds held_after{10000};
+  };
+
   // Calls `on_model` for each version WatchModels yields (first the latest,
-  // or every version after `after_version` when it is not 0), reconnecting
-  // with backoff when the stream breaks, until `on_model` returns false or
-  // `stop` becomes true (checked at least every `poll`, also while backing
-  // off between attempts).
+  // or every version after `after_version` when it is not 0), until
+  // `on_model` returns false or `stop` is requested. A stream that ends (the
+  // server gone, refused, a capacity refusal) is opened again after a jittered
+  // backoff on a fresh channel (make_fresh_channel: not the old connection, so
+  // a Service may send it to another replica), asking for the versions after
+  // the newest seen. `stop` ends the stream and any wait at once: an idle
+  // watch wakes no thread of its own.
+  void watch(std::uint64_t after_version, const std::function<bool(const v1::ModelInfo&)>& on_model,
+             std::stop_token stop, const WatchHooks& hooks);
+  // The same, stopped by a flag looked at every `poll` (one thread per call
+  // does that; prefer the stop_token form where many watches run).
   void watch(std::uint64_t after_version, const std::function<bool(const v1::ModelInfo&)>& on_model,
              const std::atomic<bool>& stop,
              std::chrono::milliseconds poll = std::chrono::milliseconds(500));
