@@ -26,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include <grpcpp/grpcpp.h>
+
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/harness/synthetic_game.h"
@@ -254,26 +256,34 @@ TEST(ReplayConcurrencyTest, PublisherReadersBestSetterAndWatcherAtOnce) {
       }
     }
   });
-  // The watcher: versions in increasing order, ending at the last one.
+  // The watcher, over a real server with the same service (WatchModels is a
+  // callback stream): versions in increasing order, ending at the last one.
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_TRUE(server && port != 0);
   std::mutex watch_mutex;
   std::condition_variable watch_cv;
   std::vector<std::uint64_t> watched;  // guarded by watch_mutex
   grpc::Status watch_status;
   std::thread watcher([&] {
-    grpc::testing::MockServerWriter<v1::ModelInfo> writer;
-    EXPECT_CALL(writer, Write(_, _))
-        .WillRepeatedly(Invoke([&](const v1::ModelInfo& info, grpc::WriteOptions) {
-          {
-            std::lock_guard lock(watch_mutex);
-            watched.push_back(info.version());
-          }
-          watch_cv.notify_all();
-          return true;
-        }));
-    grpc::ServerContext context;
+    auto stub = v1::ModelRegistry::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
     v1::WatchModelsRequest request;
     request.set_after_version(0);
-    watch_status = service.watch_models(context, request, writer);
+    auto stream = stub->WatchModels(&context, request);
+    v1::ModelInfo info;
+    while (stream->Read(&info)) {
+      {
+        std::lock_guard lock(watch_mutex);
+        watched.push_back(info.version());
+      }
+      watch_cv.notify_all();
+    }
+    watch_status = stream->Finish();
   });
   publisher.join();
   reader1.join();
@@ -287,6 +297,7 @@ TEST(ReplayConcurrencyTest, PublisherReadersBestSetterAndWatcherAtOnce) {
   }
   service.stop_watchers();
   watcher.join();
+  server->Shutdown();
 
   EXPECT_THAT(failures, ::testing::IsEmpty());
   EXPECT_EQ(watch_status.error_code(), grpc::StatusCode::UNAVAILABLE)
@@ -300,26 +311,23 @@ TEST(ReplayConcurrencyTest, PublisherReadersBestSetterAndWatcherAtOnce) {
   EXPECT_EQ(kept->back().version, kVersions);
 }
 
-// --model-download-budget and --max-watchers: a download held open (a client
-// reading slowly) takes the budget; a second that does not fit beside it is
-// refused UNAVAILABLE, naming the flag, and one fits again once the first is
-// done. Likewise a second WatchModels stream over --max-watchers 1.
-TEST(ReplayCapsTest, DownloadsBeyondTheBudgetAndWatchersBeyondTheCapAreRefused) {
+// --max-model-downloads: a download held open (a client reading slowly) takes
+// the one slot; a second waits (counted as waiting), and is served in full
+// once the first is done, with the version read from the store only once.
+TEST(ReplayCapsTest, ADownloadBeyondTheSlotsWaitsItsTurnAndIsServed) {
   replay::MemoryModelStore store;
   metrics::Registry registry;
   ReplayMetrics metrics(registry);
   const rpc::ServerAuth auth;
-  const std::string blob(3000, 'w');
+  const std::string blob = blob_of(1);
   replay::ModelMeta meta;
   meta.version = 1;
   meta.size_bytes = blob.size();
   meta.crc32 = rpc::blob_crc32(blob);
   ASSERT_TRUE(store.publish(meta, blob).ok());
   ModelRegistryOptions options;
-  options.max_model_bytes = 4000;
-  options.download_budget_bytes = 4000;  // one 3000-byte model at a time
+  options.max_model_downloads = 1;
   options.chunk_bytes = 1000;
-  options.max_watchers = 1;
   ModelRegistryImpl service(store, metrics, options, auth);
 
   // The first download stops in its second Write until released.
@@ -345,53 +353,37 @@ TEST(ReplayCapsTest, DownloadsBeyondTheBudgetAndWatchersBeyondTheCapAreRefused) 
     std::unique_lock lock(mutex);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return inside; }));
   }
-  EXPECT_NE(registry.serialize().find("chessrl_replay_model_download_bytes 3000"), std::string::npos);
-  auto download = [&] {
+  EXPECT_NE(registry.serialize().find("chessrl_replay_model_downloads_in_flight 1"), std::string::npos);
+  std::string second_data;
+  grpc::Status second_status(grpc::StatusCode::UNKNOWN, "not run");
+  std::thread second([&] {
     grpc::testing::MockServerWriter<v1::ModelChunk> writer;
-    EXPECT_CALL(writer, Write(_, _)).WillRepeatedly(::testing::Return(true));
+    EXPECT_CALL(writer, Write(_, _))
+        .WillRepeatedly(Invoke([&](const v1::ModelChunk& chunk, grpc::WriteOptions) {
+          second_data += chunk.data();
+          return true;
+        }));
     grpc::ServerContext context;
-    return service.get_model(context, v1::GetModelRequest{}, writer);
-  };
-  const grpc::Status busy = download();
-  EXPECT_EQ(busy.error_code(), grpc::StatusCode::UNAVAILABLE) << busy.error_message();
-  EXPECT_NE(busy.error_message().find("--model-download-budget"), std::string::npos)
-      << busy.error_message();
+    second_status = service.get_model(context, v1::GetModelRequest{}, writer);
+  });
+  for (int i = 0; i < 1000 && service.downloads().waiting() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(service.downloads().waiting(), 1u) << "the second download did not wait";
+  EXPECT_NE(registry.serialize().find("chessrl_replay_model_downloads_waiting 1"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(second_data.empty()) << "the second download was sent beside the first";
   {
     std::lock_guard lock(mutex);
     release = true;
   }
   cv.notify_all();
   slow.join();
-  const grpc::Status again = download();
-  EXPECT_TRUE(again.ok()) << again.error_message();
-  EXPECT_NE(registry.serialize().find("chessrl_replay_model_download_bytes 0"), std::string::npos);
-
-  // Watchers: the first stays open; the second is refused; after the first
-  // ends, one is accepted again.
-  std::atomic<bool> first_open{false};
-  grpc::Status first_status;
-  std::thread watcher([&] {
-    grpc::testing::MockServerWriter<v1::ModelInfo> writer;
-    EXPECT_CALL(writer, Write(_, _)).WillRepeatedly(Invoke([&](const v1::ModelInfo&, grpc::WriteOptions) {
-      first_open = true;
-      return true;
-    }));
-    grpc::ServerContext context;
-    first_status = service.watch_models(context, v1::WatchModelsRequest{}, writer);
-  });
-  for (int i = 0; i < 1000 && !first_open; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_TRUE(first_open.load());
-  EXPECT_NE(registry.serialize().find("chessrl_replay_model_watchers 1"), std::string::npos);
-  grpc::testing::MockServerWriter<v1::ModelInfo> second_writer;
-  EXPECT_CALL(second_writer, Write(_, _)).Times(0);
-  grpc::ServerContext second_context;
-  const grpc::Status second =
-      service.watch_models(second_context, v1::WatchModelsRequest{}, second_writer);
-  EXPECT_EQ(second.error_code(), grpc::StatusCode::UNAVAILABLE) << second.error_message();
-  EXPECT_NE(second.error_message().find("--max-watchers"), std::string::npos) << second.error_message();
-  service.stop_watchers();
-  watcher.join();
-  EXPECT_NE(registry.serialize().find("chessrl_replay_model_watchers 0"), std::string::npos);
+  second.join();
+  EXPECT_TRUE(second_status.ok()) << second_status.error_message();
+  EXPECT_EQ(second_data, blob);
+  EXPECT_EQ(service.cache().store_reads(), 1u);
+  EXPECT_NE(registry.serialize().find("chessrl_replay_model_downloads_waiting 0"), std::string::npos);
+  EXPECT_NE(registry.serialize().find("chessrl_replay_model_downloads_in_flight 0"), std::string::npos);
 }
 
 }  // namespace

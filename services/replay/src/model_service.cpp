@@ -1,7 +1,11 @@
 // ModelRegistryImpl: the model registry's handlers (PublishModel, GetModel,
-// LatestModel, WatchModels, SetBest, BestModel) and ModelMeta <-> ModelInfo.
+// LatestModel, SetBest, BestModel) and ModelMeta <-> ModelInfo. WatchModels
+// is in model_watch.cpp, LeaseModel in model_lease.cpp.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +22,9 @@ using handler::authorized;
 using handler::store_error;
 using handler::unavailable;
 
-// Versions a WatchModels stream looks up at once; a watcher further behind
-// skips to the newest.
-constexpr std::size_t kWatchBatch = 64;
+// Versions whose metadata the hub keeps; a watcher further behind skips to
+// the newest.
+constexpr std::size_t kRecentVersions = 64;
 
 std::int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -54,7 +58,45 @@ replay::ModelMeta from_proto(const v1::ModelInfo& info) {
 
 ModelRegistryImpl::ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics,
                                      ModelRegistryOptions options, const rpc::ServerAuth& auth)
-    : store_(store), metrics_(metrics), options_(options), auth_(auth) {}
+    : store_(store),
+      metrics_(metrics),
+      options_(options),
+      auth_(auth),
+      hub_(std::make_unique<ModelHub>(
+          store, ModelHubOptions{std::chrono::milliseconds(std::max(1, options.watch_poll_ms)),
+                                 kRecentVersions})),
+      cache_(std::make_unique<ModelBlobCache>(
+          store, options.model_cache_bytes,
+          ModelCacheMetrics{&metrics.model_cache_bytes, &metrics.model_cache_versions,
+                            &metrics.model_cache_hits, &metrics.model_blob_reads})),
+      downloads_(std::make_unique<DownloadQueue>(options.max_model_downloads,
+                                                 &metrics.model_downloads_in_flight,
+                                                 &metrics.model_downloads_waiting)) {
+  hub_->start();
+}
+
+ModelRegistryImpl::~ModelRegistryImpl() { hub_->stop(); }
+
+replay::StoreResult<std::optional<replay::ModelMeta>> ModelRegistryImpl::latest() {
+  const std::shared_ptr<const ModelView> view = hub_->view();
+  if (!view->known) return store_.latest();  // the hub has not reached the store yet
+  if (const replay::ModelMeta* newest = view->newest()) return std::optional(*newest);
+  return std::optional<replay::ModelMeta>();
+}
+
+replay::StoreResult<std::optional<ModelRegistryImpl::ModelBlob>> ModelRegistryImpl::model_blob(
+    std::uint64_t version) {
+  std::optional<replay::ModelMeta> meta;
+  if (version == 0) {
+    auto newest = latest();
+    if (!newest.ok()) return newest.failure();
+    if (!newest->has_value()) return std::optional<ModelBlob>();
+    meta = std::move(*newest);
+  } else if (const replay::ModelMeta* known = hub_->view()->find(version)) {
+    meta = *known;
+  }
+  return cache_->get(meta ? meta->version : version, meta ? &*meta : nullptr);
+}
 
 Status ModelRegistryImpl::PublishModel(grpc::ServerContext* context,
                                        grpc::ServerReader<v1::ModelChunk>* reader,
@@ -161,11 +203,8 @@ Status ModelRegistryImpl::publish(grpc::ServerContext& context,
   }
   reply = to_proto(**stored);
   if (*status == replay::PublishStatus::kPublished) prune();
-  {
-    std::lock_guard lock(mutex_);
-    ++publishes_;
-  }
-  published_.notify_all();
+  // LatestModel and GetModel see it at once; the hub's thread tells the watchers.
+  hub_->refresh();
   return Status::OK;
 }
 
@@ -200,65 +239,60 @@ Status ModelRegistryImpl::get_model(grpc::ServerContext& context,
                                     const v1::GetModelRequest& request,
                                     grpc::ServerWriterInterface<v1::ModelChunk>& writer) {
   return authorized(metrics_, auth_, context, rpc::Action::kRead, "GetModel", [&] {
-    return get(request, writer);
+    return get(context, request, writer);
   });
 }
 
-Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
+Status ModelRegistryImpl::get(grpc::ServerContext& context, const v1::GetModelRequest& request,
                               grpc::ServerWriterInterface<v1::ModelChunk>& writer) {
   if (request.best() && request.version() != 0) {
     return Status(StatusCode::INVALID_ARGUMENT, "GetModel: give a version or best, not both");
   }
-  auto meta = request.best()           ? store_.best()
-              : request.version() == 0 ? store_.latest()
-                                       : store_.info(request.version());
-  if (!meta.ok()) return store_error("GetModel", meta);
-  if (!meta->has_value()) {
-    return Status(StatusCode::NOT_FOUND,
-                  request.best() ? "GetModel: no best model yet"
-                  : request.version() == 0
-                      ? "GetModel: no model published yet"
-                      : "GetModel: no version " + std::to_string(request.version()) +
-                            " (never published, or pruned: the registry keeps the newest "
-                            "--keep-models versions and the best)");
-  }
-  // Room for it beside the downloads in flight, or a retryable refusal.
-  const std::uint64_t size = (*meta)->size_bytes;
-  {
-    std::lock_guard lock(mutex_);
-    if (downloading_bytes_ > 0 && downloading_bytes_ + size > options_.download_budget_bytes) {
-      return Status(StatusCode::UNAVAILABLE,
-                    "GetModel: busy: " + std::to_string(downloading_bytes_) +
-                        " bytes of models are being downloaded, and version " +
-                        std::to_string((*meta)->version) + "'s " + std::to_string(size) +
-                        " do not fit within --model-download-budget (" +
-                        std::to_string(options_.download_budget_bytes) + " bytes); retry");
+  // The version, with its metadata when this process knows it (no store call).
+  std::uint64_t version = request.version();
+  std::optional<replay::ModelMeta> meta;
+  if (request.best() || version == 0) {
+    auto found = request.best() ? store_.best() : latest();
+    if (!found.ok()) return store_error("GetModel", found);
+    if (!found->has_value()) {
+      return Status(StatusCode::NOT_FOUND, request.best() ? "GetModel: no best model yet"
+                                                          : "GetModel: no model published yet");
     }
-    downloading_bytes_ += size;
-    metrics_.model_download_bytes.set(double(downloading_bytes_));
+    meta = std::move(*found);
+    version = meta->version;
+  } else if (const replay::ModelMeta* known = hub_->view()->find(version)) {
+    meta = *known;
   }
-  struct Release {
-    ModelRegistryImpl& self;
-    std::uint64_t size;
-    ~Release() {
-      std::lock_guard lock(self.mutex_);
-      self.downloading_bytes_ -= size;
-      self.metrics_.model_download_bytes.set(double(self.downloading_bytes_));
-    }
-  } release{*this, size};
-  auto blob = store_.read((*meta)->version);
-  if (!blob.ok()) return store_error("GetModel", blob);
+  // A slot among the streams sending, waiting in order for one (--max-model-downloads).
+  if (Status entered = downloads_->enter(context.deadline(),
+                                         [&context] { return context.IsCancelled(); }, "GetModel");
+      !entered.ok()) {
+    return entered;
+  }
+  struct Leave {
+    DownloadQueue& queue;
+    ~Leave() { queue.leave(); }
+  } leave{*downloads_};
+  auto blob = cache_->get(version, meta ? &*meta : nullptr);
+  if (!blob.ok()) {
+    metrics_.store_errors.inc();
+    return store_error("GetModel", blob);
+  }
   if (!blob->has_value()) {
-    return Status(StatusCode::NOT_FOUND, "GetModel: version " + std::to_string((*meta)->version) +
-                                             " was pruned while being read (--keep-models)");
+    return Status(StatusCode::NOT_FOUND,
+                  meta ? "GetModel: version " + std::to_string(version) +
+                             " was pruned before it was read (--keep-models)"
+                       : "GetModel: no version " + std::to_string(version) +
+                             " (never published, or pruned: the registry keeps the newest "
+                             "--keep-models versions and the best)");
   }
-  const std::string& data = **blob;
+  const std::string& data = *(*blob)->bytes;
   std::size_t offset = 0;
   v1::ModelChunk chunk;
-  *chunk.mutable_info() = to_proto(**meta);
+  *chunk.mutable_info() = to_proto((*blob)->meta);
   do {
     const std::size_t n = std::min<std::size_t>(options_.chunk_bytes, data.size() - offset);
-    chunk.set_data(data.substr(offset, n));
+    chunk.set_data(data.data() + offset, n);
     offset += n;
     if (!writer.Write(chunk)) return Status(StatusCode::CANCELLED, "GetModel: client went away");
     chunk.clear_info();
@@ -269,7 +303,7 @@ Status ModelRegistryImpl::get(const v1::GetModelRequest& request,
 Status ModelRegistryImpl::LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest*,
                                       v1::ModelInfo* reply) {
   return authorized(metrics_, auth_, *context, rpc::Action::kRead, "LatestModel", [&] {
-    auto meta = store_.latest();
+    auto meta = latest();  // from memory: no store call
     if (!meta.ok()) return store_error("LatestModel", meta);
     if (!meta->has_value()) return Status(StatusCode::NOT_FOUND, "no model published yet");
     *reply = to_proto(**meta);
@@ -305,86 +339,6 @@ Status ModelRegistryImpl::SetBest(grpc::ServerContext* context, const v1::SetBes
     *reply = to_proto(**meta);
     return Status::OK;
   });
-}
-
-Status ModelRegistryImpl::WatchModels(grpc::ServerContext* context,
-                                      const v1::WatchModelsRequest* request,
-                                      grpc::ServerWriter<v1::ModelInfo>* writer) {
-  return watch_models(*context, *request, *writer);
-}
-
-Status ModelRegistryImpl::watch_models(grpc::ServerContext& context,
-                                       const v1::WatchModelsRequest& request,
-                                       grpc::ServerWriterInterface<v1::ModelInfo>& writer) {
-  return authorized(
-      metrics_, auth_, context, rpc::Action::kRead, "WatchModels",
-      [&] { return watch(context, request, writer); }, /*timed=*/false);
-}
-
-Status ModelRegistryImpl::watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
-                                grpc::ServerWriterInterface<v1::ModelInfo>& writer) {
-  {
-    std::lock_guard lock(mutex_);
-    if (watchers_ >= options_.max_watchers) {
-      return Status(StatusCode::UNAVAILABLE,
-                    "WatchModels: " + std::to_string(watchers_) +
-                        " streams are open, the most --max-watchers allows; retry later");
-    }
-    ++watchers_;
-    metrics_.model_watchers.set(double(watchers_));
-  }
-  struct Release {
-    ModelRegistryImpl& self;
-    ~Release() {
-      std::lock_guard lock(self.mutex_);
-      --self.watchers_;
-      self.metrics_.model_watchers.set(double(self.watchers_));
-    }
-  } release{*this};
-  std::uint64_t sent = request.after_version();
-  bool first = true;
-  while (!context.IsCancelled()) {
-    std::uint64_t seen_publishes;
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return Status(StatusCode::UNAVAILABLE, "WatchModels: the server is stopping");
-      seen_publishes = publishes_;
-    }
-    auto newer = store_.versions_after(sent, kWatchBatch);
-    if (newer.ok() && newer->size() == kWatchBatch) {
-      // Further behind than a batch: what a follower needs is the newest
-      // version, not the oldest of those it missed.
-      auto latest = store_.latest();
-      if (latest.ok() && latest->has_value() && (*latest)->version > newer->back().version) {
-        newer->assign(1, **latest);
-      }
-    }
-    if (newer.ok()) {
-      std::vector<replay::ModelMeta>& list = *newer;
-      // A watcher from scratch starts at the latest version, not at version 1.
-      if (first && request.after_version() == 0 && !list.empty()) {
-        list.erase(list.begin(), list.end() - 1);
-      }
-      for (const auto& meta : list) {
-        if (!writer.Write(to_proto(meta))) return Status::OK;  // the client left
-        sent = meta.version;
-      }
-      first = false;
-    }
-    // Store failures are retried at the next poll; the stream stays open.
-    std::unique_lock lock(mutex_);
-    published_.wait_for(lock, std::chrono::milliseconds(options_.watch_poll_ms),
-                        [&] { return stopping_ || publishes_ != seen_publishes; });
-  }
-  return Status::OK;
-}
-
-void ModelRegistryImpl::stop_watchers() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  published_.notify_all();
 }
 
 }  // namespace chessrl::replay_service

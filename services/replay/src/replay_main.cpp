@@ -171,18 +171,30 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
   app.add_option("--max-model-bytes", s.server.models.max_model_bytes,
                  "largest accepted model checkpoint (replay holds a model twice while it is "
-                 "published or downloaded: keep it well under the memory limit)")
+                 "published: keep it well under the memory limit)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
       ->capture_default_str();
-  app.add_option("--model-download-budget", s.server.models.download_budget_bytes,
-                 "bytes of models GetModel sends at once (each call counts its model's size; "
-                 "one that does not fit is answered UNAVAILABLE, and clients retry); at least "
-                 "--max-model-bytes")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{8} << 30))
+  app.add_option("--model-cache-bytes", s.server.models.model_cache_bytes,
+                 "bytes of recent model versions kept in memory, so each version is read from "
+                 "Redis once however many pods download it (a version larger than this is "
+                 "streamed without being kept; 0: none kept, downloads at once of one version "
+                 "still share one read)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{64} << 30))
+      ->capture_default_str();
+  app.add_option("--max-model-downloads", s.server.models.max_model_downloads,
+                 "GetModel streams sending at once (each holds about two 1 MiB chunks); the "
+                 "next wait in order for one to end, up to their own deadline")
+      ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
   app.add_option("--max-watchers", s.server.models.max_watchers,
-                 "WatchModels streams open at once (one per self-play pod and evaluator)")
-      ->check(CLI::Range(1u, 100000u))
+                 "WatchModels streams open at once (one per self-play pod and evaluator; a few "
+                 "KB each, no thread); the next is told to try another replica")
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  app.add_option("--watch-poll-ms", s.server.models.watch_poll_ms,
+                 "how often this process asks Redis for versions other replay processes took "
+                 "(one call for all its watchers; its own publishes are seen at once)")
+      ->check(CLI::Range(10, 60000))
       ->capture_default_str();
   app.add_option("--keep-models", s.server.models.keep_models,
                  "model versions kept: after each publish all but the newest this many and the "
@@ -290,11 +302,6 @@ int serve(Settings& s) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  if (s.server.models.download_budget_bytes < s.server.models.max_model_bytes)
-    throw chessrl::Error(
-        "--model-download-budget " + std::to_string(s.server.models.download_budget_bytes) +
-        " is below --max-model-bytes " + std::to_string(s.server.models.max_model_bytes) +
-        ": the largest model accepted could never be downloaded");
   if (s.store != "redis" && (s.redis.ack_replicas > 0 || s.redis.ack_fsync)) {
     throw chessrl::Error("--ack-replicas and --ack-fsync need --store redis (--store " + s.store +
                          " keeps everything in this process, lost on exit)");

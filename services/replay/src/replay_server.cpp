@@ -63,7 +63,8 @@ void ReplayServer::monitor() {
     if (up) {
       metrics_.window_positions.set(static_cast<double>(stats->positions));
       metrics_.window_games.set(static_cast<double>(stats->games));
-      if (auto latest = models_.latest(); latest.ok() && latest->has_value()) {
+      // The registry's memory of the latest version (its hub polls the store).
+      if (auto latest = registry_service_.latest(); latest.ok() && latest->has_value()) {
         metrics_.model_version.set(static_cast<double>((*latest)->version));
       }
       // A Redis that refuses INFO (some managed ones do) leaves the gauges as they are.

@@ -103,11 +103,24 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
           registry.gauge("chessrl_replay_positions", "Training positions in the replay window")),
       window_games(registry.gauge("chessrl_replay_games", "Games in the replay window")),
       model_version(registry.gauge("chessrl_model_version", "Latest published model version")),
-      model_download_bytes(registry.gauge("chessrl_replay_model_download_bytes",
-                                          "Bytes of the models GetModel calls are sending now "
-                                          "(capped by --model-download-budget)")),
       model_watchers(registry.gauge("chessrl_replay_model_watchers",
                                     "WatchModels streams open (capped by --max-watchers)")),
+      model_downloads_in_flight(
+          registry.gauge("chessrl_replay_model_downloads_in_flight",
+                         "GetModel streams sending (capped by --max-model-downloads)")),
+      model_downloads_waiting(
+          registry.gauge("chessrl_replay_model_downloads_waiting",
+                         "GetModel calls waiting in order for a download slot")),
+      model_cache_bytes(registry.gauge("chessrl_replay_model_cache_bytes",
+                                       "Bytes of model versions held in memory (capped by "
+                                       "--model-cache-bytes)")),
+      model_cache_versions(registry.gauge("chessrl_replay_model_cache_versions",
+                                          "Model versions held in memory")),
+      model_cache_hits(registry.counter("chessrl_replay_model_cache_hits_total",
+                                        "Model downloads served from memory (or from a read "
+                                        "another download had started)")),
+      model_blob_reads(registry.counter("chessrl_replay_model_blob_reads_total",
+                                        "Model versions read whole from the store")),
       pushes_in_flight(
           registry.gauge("chessrl_replay_pushes_in_flight",
                          "PushGames calls being handled (capped by --max-push-calls)")),

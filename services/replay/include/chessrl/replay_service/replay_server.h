@@ -60,6 +60,8 @@ class ReplayServer {
   int port() const { return port_; }
   // Whether the last store check succeeded (what the health service says).
   bool serving() const;
+  // The model registry service (its hub, cache and model_blob()).
+  ModelRegistryImpl& registry() { return registry_service_; }
 
   // Graceful stop: refuses new calls, ends WatchModels streams, lets calls in
   // flight (pushes) finish for up to `grace`, then cancels what is left.

@@ -10,7 +10,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,8 @@
 #include "chessrl/record/validation.h"
 #include "chessrl/replay/model_store.h"
 #include "chessrl/replay/replay_store.h"
+#include "chessrl/replay_service/model_cache.h"
+#include "chessrl/replay_service/model_hub.h"
 #include "chessrl/replay_service/producer_gate.h"
 #include "chessrl/rpc/auth.h"
 #include "chessrl/rpc/clients.h"
@@ -64,8 +68,13 @@ struct ReplayMetrics {
   metrics::Gauge& window_positions;
   metrics::Gauge& window_games;
   metrics::Gauge& model_version;
-  metrics::Gauge& model_download_bytes;  // sizes of the models being downloaded
-  metrics::Gauge& model_watchers;        // WatchModels streams open
+  metrics::Gauge& model_watchers;             // WatchModels streams open
+  metrics::Gauge& model_downloads_in_flight;  // GetModel streams sending
+  metrics::Gauge& model_downloads_waiting;    // GetModel calls waiting for a slot
+  metrics::Gauge& model_cache_bytes;          // blobs held by the model cache
+  metrics::Gauge& model_cache_versions;       // versions held by the model cache
+  metrics::Counter& model_cache_hits;         // blob requests answered from memory
+  metrics::Counter& model_blob_reads;         // model blobs read from the store
   metrics::Gauge& pushes_in_flight;      // PushGames calls admitted and not yet answered
   metrics::Gauge& push_bytes_in_flight;  // their request bytes
   // PushGames calls refused at the door: "busy_calls" (--max-push-calls),
@@ -128,35 +137,49 @@ class ReplayServiceImpl final : public v1::ReplayService::Service {
 };
 
 struct ModelRegistryOptions {
-  // A publish holds the model twice (assembled, then in the Redis command),
-  // as does a download (the Redis reply, then the copy read). 64 MiB is above
-  // any network trained here (weights only: 6x64 publishes 3.3 MB, measured;
-  // 10x128, the GPU values' net, about 14 MB by parameter count; 20x256 about
-  // 100 MB needs this and the pod's memory raised).
+  // A publish holds the model twice (assembled, then in the Redis command).
+  // 64 MiB is above any network trained here (weights only: 6x64 publishes
+  // 3.3 MB, measured; 10x128, the GPU values' net, about 14 MB by parameter
+  // count; 20x256 about 100 MB needs this and the pod's memory raised).
   std::uint64_t max_model_bytes = 64ull << 20;
-  // The models being downloaded at once, by their sizes: a GetModel that does
-  // not fit beside those in flight is answered UNAVAILABLE (clients retry with
-  // backoff). At least max_model_bytes. 3.3 MB models: 19 at once. Downloads
-  // hold at most twice this and a publish twice max_model_bytes: 256 MiB in
-  // all, half the chart's 512Mi for replay (the rest: its base of about 30 MiB
-  // and PushGames, 8 MiB a call at most, held twice).
-  std::uint64_t download_budget_bytes = 64ull << 20;
-  // WatchModels streams open at once (each holds a server thread and looks at
-  // Redis once a second): one per self-play pod and evaluator; the next is
-  // answered UNAVAILABLE (the client opens it again with backoff).
-  std::uint32_t max_watchers = 512;
+  // Recent versions' blobs kept in memory, by bytes (ModelBlobCache): each
+  // version is read from Redis once per process, however many download it.
+  // 64 MiB holds the newest versions a fleet asks for (the latest, the one
+  // before, the best and the evaluator's candidate) at 14 MB each, or 19 of
+  // 3.3 MB; a version larger than this is streamed without being kept.
+  std::uint64_t model_cache_bytes = 64ull << 20;
+  // GetModel streams sending at once; the next ones wait in arrival order
+  // until a stream ends, or answer DEADLINE_EXCEEDED when their own deadline
+  // passes first (none is refused for being busy). A stream holds the chunk
+  // being written and gRPC's copy of it, about 2 MiB: 32 hold about 64 MiB
+  // beside the cache (docs/replay.md, "Model distribution").
+  std::uint32_t max_model_downloads = 32;
+  // WatchModels streams open at once (one per self-play pod and evaluator).
+  // A stream holds no thread and a few KB (measured in docs/replay.md); the
+  // next is answered RESOURCE_EXHAUSTED with the trailer
+  // `chessrl-retry-elsewhere: 1`, so the client tries another replica.
+  std::uint32_t max_watchers = 4096;
   std::uint32_t max_chunk_bytes = 4 << 20;  // PublishModel's data per message
   std::uint32_t chunk_bytes = 1 << 20;      // GetModel's data per message
-  int watch_poll_ms = 1000;  // how often a watcher looks for versions other processes published
+  // How often the process asks the store for versions other processes
+  // published (one call, whatever the number of watchers).
+  int watch_poll_ms = 1000;
   // After each publish, every version but the newest keep_models and the best
   // is deleted (0: all are kept).
   std::uint32_t keep_models = 20;
 };
 
-class ModelRegistryImpl final : public v1::ModelRegistry::Service {
+// The trailing metadata a refusal for capacity carries: the client should
+// open its next stream on another replica (a new connection), not this one.
+inline constexpr const char* kRetryElsewhereKey = "chessrl-retry-elsewhere";
+
+class ModelRegistryImpl final
+    : public v1::ModelRegistry::WithCallbackMethod_WatchModels<v1::ModelRegistry::Service> {
  public:
+  // Starts the hub's polling thread (stopped by the destructor).
   ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics, ModelRegistryOptions options,
                     const rpc::ServerAuth& auth);
+  ~ModelRegistryImpl() override;
 
   grpc::Status PublishModel(grpc::ServerContext* context,
                             grpc::ServerReader<v1::ModelChunk>* reader,
@@ -165,8 +188,9 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
                         grpc::ServerWriter<v1::ModelChunk>* writer) override;
   grpc::Status LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest* request,
                            v1::ModelInfo* reply) override;
-  grpc::Status WatchModels(grpc::ServerContext* context, const v1::WatchModelsRequest* request,
-                           grpc::ServerWriter<v1::ModelInfo>* writer) override;
+  // A callback stream (model_watch.cpp): it holds no thread while it waits.
+  grpc::ServerWriteReactor<v1::ModelInfo>* WatchModels(
+      grpc::CallbackServerContext* context, const v1::WatchModelsRequest* request) override;
   grpc::Status SetBest(grpc::ServerContext* context, const v1::SetBestRequest* request,
                        v1::ModelInfo* reply) override;
   grpc::Status BestModel(grpc::ServerContext* context, const v1::BestModelRequest* request,
@@ -183,31 +207,44 @@ class ModelRegistryImpl final : public v1::ModelRegistry::Service {
                              v1::ModelInfo& reply);
   grpc::Status get_model(grpc::ServerContext& context, const v1::GetModelRequest& request,
                          grpc::ServerWriterInterface<v1::ModelChunk>& writer);
-  grpc::Status watch_models(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
-                            grpc::ServerWriterInterface<v1::ModelInfo>& writer);
 
-  // Ends every WatchModels stream (for shutdown: they would otherwise run forever).
+  // A version's metadata and bytes through the same cache as GetModel (one
+  // store read per version per process; version 0: the latest). nullopt: no
+  // such version. For the HTTP route; no token is checked here.
+  using ModelBlob = ::chessrl::replay_service::ModelBlob;
+  replay::StoreResult<std::optional<ModelBlob>> model_blob(std::uint64_t version);
+  // The latest version as this process knows it (the hub's memory; the store
+  // while the hub has never reached it). nullopt: none published.
+  replay::StoreResult<std::optional<replay::ModelMeta>> latest();
+
+  ModelHub& hub() { return *hub_; }
+  const ModelBlobCache& cache() const { return *cache_; }
+  const DownloadQueue& downloads() const { return *downloads_; }
+
+  // Ends every WatchModels stream (UNAVAILABLE) and refuses new ones (for
+  // shutdown: they would otherwise run forever).
   void stop_watchers();
 
  private:
+  friend class WatchStream;
   grpc::Status publish(grpc::ServerContext& context,
                        grpc::ServerReaderInterface<v1::ModelChunk>& reader, v1::ModelInfo& reply);
-  grpc::Status get(const v1::GetModelRequest& request,
+  grpc::Status get(grpc::ServerContext& context, const v1::GetModelRequest& request,
                    grpc::ServerWriterInterface<v1::ModelChunk>& writer);
   // Deletes the versions beyond options_.keep_models (logged, counted).
   void prune();
-  grpc::Status watch(grpc::ServerContext& context, const v1::WatchModelsRequest& request,
-                     grpc::ServerWriterInterface<v1::ModelInfo>& writer);
+  // A WatchModels stream ended (model_watch.cpp).
+  void watcher_left();
   replay::ModelStore& store_;
   ReplayMetrics& metrics_;
   ModelRegistryOptions options_;
   const rpc::ServerAuth& auth_;
-  std::mutex mutex_;
-  std::condition_variable published_;    // notified on every publish and on stop
-  std::uint64_t publishes_ = 0;          // guarded by mutex_
-  bool stopping_ = false;                // guarded by mutex_
-  std::uint64_t downloading_bytes_ = 0;  // guarded by mutex_: GetModel calls in flight
-  std::uint32_t watchers_ = 0;           // guarded by mutex_: WatchModels streams open
+  std::unique_ptr<ModelHub> hub_;
+  std::unique_ptr<ModelBlobCache> cache_;
+  std::unique_ptr<DownloadQueue> downloads_;
+  std::mutex watch_mutex_;
+  bool stopping_ = false;       // guarded by watch_mutex_
+  std::uint32_t watchers_ = 0;  // guarded by watch_mutex_: WatchModels streams open
 };
 
 // ModelMeta <-> ModelInfo.
