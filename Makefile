@@ -84,6 +84,7 @@ bench-scale: build
 	@$(CHESSRL) bench load --producers 1000 --rate 0.111 --seconds 600
 	@$(CHESSRL) bench load --producers 64 --rate 11.1 --shards 4 --kill-shard-at 20 --restart-after 2 --seconds 60
 	@$(CHESSRL) bench load --producers 1000 --overload 3 --buffer-games 64 --plies 80 --measure 20 --seconds 90 --drain 180 --samplers 1
+	@$(CHESSRL) bench swap --repeat 3 --seconds 120
 
 # Container images (docker/README.md): docker if its engine answers, else podman.
 images:

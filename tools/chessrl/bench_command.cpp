@@ -326,6 +326,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_load_command(*bench);
   add_bench_abuse_command(*bench);
   add_bench_selfplay_stop_command(*bench);
+  add_bench_swap_command(*bench);
   add_bench_sample_command(*bench);
   add_bench_capacity_command(*bench);
   add_bench_fanout_command(*bench);

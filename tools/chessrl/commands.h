@@ -48,5 +48,8 @@ void add_bench_fanout_command(CLI::App& bench);
 // `bench train`, under the bench command: data-parallel training throughput
 // (it also runs as one of its own worker ranks).
 void add_bench_train_command(CLI::App& bench);
+// `bench swap`, under the bench command: self-play's games/s while new model
+// versions arrive, with --model-switch overlap and drain (CHESSRL_SERVICES only).
+void add_bench_swap_command(CLI::App& bench);
 
 }  // namespace chessrl::tool
