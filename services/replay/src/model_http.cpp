@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "chessrl/replay_service/replay_service.h"
 #include "chessrl/rpc/clients.h"
 
 namespace chessrl::replay_service {
@@ -144,6 +145,16 @@ HttpResponse text(int status, std::string message) {
 }
 
 }  // namespace
+
+ModelBlobSource registry_source(ModelRegistryImpl& registry) {
+  return [&registry](std::uint64_t version)
+             -> replay::StoreResult<std::optional<ModelHttpBlob>> {
+    auto blob = registry.model_blob(version);
+    if (!blob.ok()) return blob.failure();
+    if (!blob->has_value()) return std::optional<ModelHttpBlob>();
+    return std::optional<ModelHttpBlob>(ModelHttpBlob{(*blob)->meta, (*blob)->bytes});
+  };
+}
 
 ModelHttp::ModelHttp(ModelBlobSource source, const rpc::ServerAuth& auth, ModelHttpOptions options,
                      metrics::Registry* registry)

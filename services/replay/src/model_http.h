@@ -48,6 +48,11 @@ struct ModelHttpBlob {
 using ModelBlobSource =
     std::function<replay::StoreResult<std::optional<ModelHttpBlob>>(std::uint64_t version)>;
 
+class ModelRegistryImpl;
+// `registry`'s versions (ModelRegistryImpl::model_blob: its cache, shared with
+// GetModel). The registry must outlive the source.
+ModelBlobSource registry_source(ModelRegistryImpl& registry);
+
 struct ModelHttpOptions {
   // With tokens on, send `public` instead of `private` (--models-http-public).
   bool public_with_auth = false;

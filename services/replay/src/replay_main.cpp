@@ -11,6 +11,7 @@
 #include "chessrl/core/error.h"
 #include "chessrl/core/files.h"
 #include "chessrl/metrics/exposer.h"
+#include "chessrl/metrics/http_server.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/replay/redis_store.h"
@@ -18,6 +19,7 @@
 #include "chessrl/replay_service/main.h"
 #include "chessrl/replay_service/replay_server.h"
 #include "chessrl/rpc/security_flags.h"
+#include "model_http.h"
 
 namespace chessrl::replay_service {
 
@@ -29,6 +31,8 @@ struct Settings {
   chessrl::replay_service::ReplayServerOptions server;
   std::string metrics_listen = "0.0.0.0:9102";
   std::string probe_listen = "off";  // the chart's probes: --probe-listen
+  std::string models_http_listen = "off";  // the model URLs: --models-http-listen
+  bool models_http_public = false;
   int dedup_ttl_hours = 7 * 24;
   int ack_timeout_ms = 1000;
   int shutdown_grace_s = 10;
@@ -84,6 +88,15 @@ void add_options(CLI::App& app, Settings& s) {
                  "address of /healthz and /livez alone, for the kubelet's probes (a port no "
                  "NetworkPolicy rule opens); \"off\": none")
       ->capture_default_str();
+  app.add_option("--models-http-listen", s.models_http_listen,
+                 "address of the model URLs over plain HTTP, for an HTTP cache or CDN in front: "
+                 "GET /models/v<N> (immutable, ETag, ranges) and /models/latest (a redirect); "
+                 "tokens checked as for GetModel; 32 responses written at once; \"off\": none")
+      ->capture_default_str();
+  app.add_flag("--models-http-public", s.models_http_public,
+               "with tokens on, answer the model URLs with Cache-Control: public, so a shared "
+               "cache may store them: give it only when the cache in front authenticates its "
+               "own clients or keys its copies on the token (without it: private)");
   app.add_option("--store", s.store, "where games live: redis, or memory (lost on exit)")
       ->check(CLI::IsMember({"redis", "memory"}))
       ->capture_default_str();
@@ -306,6 +319,9 @@ int serve(Settings& s) {
     throw chessrl::Error("--ack-replicas and --ack-fsync need --store redis (--store " + s.store +
                          " keeps everything in this process, lost on exit)");
   }
+  const bool models_http = !s.models_http_listen.empty() && s.models_http_listen != "off";
+  if (s.models_http_public && !models_http)
+    throw chessrl::Error("--models-http-public needs --models-http-listen (the model URLs are off)");
   if (s.store != "redis" && !s.redis_shards.empty()) {
     throw chessrl::Error("--redis-shards needs --store redis (--store " + s.store +
                          " keeps everything in this process)");
@@ -395,6 +411,31 @@ int serve(Settings& s) {
         [&server] { return server.serving() ? "" : "store unreachable"; }, s.probe_listen);
     if (exposer->probe_port() != 0)
       std::fprintf(stderr, "chessrl-replay: probes on port %d\n", exposer->probe_port());
+  }
+  // The model URLs: the registry's cached bytes over HTTP, on threads of their own.
+  std::unique_ptr<ModelHttp> model_http;
+  std::unique_ptr<chessrl::metrics::HttpServer> model_http_server;
+  if (models_http) {
+    model_http = std::make_unique<ModelHttp>(
+        registry_source(server.registry()), s.server.auth,
+        ModelHttpOptions{.public_with_auth = s.models_http_public}, &registry);
+    chessrl::metrics::HttpServerOptions http_options;
+    http_options.name = "--models-http-listen";
+    model_http_server =
+        std::make_unique<chessrl::metrics::HttpServer>(s.models_http_listen, http_options);
+    model_http->attach(*model_http_server);
+    std::fprintf(stderr, "chessrl-replay: model URLs (GET /models/v<N>) on port %d%s\n",
+                 model_http_server->port(),
+                 s.server.auth.enabled()
+                     ? (s.models_http_public ? ", tokens checked, Cache-Control public"
+                                             : ", tokens checked, Cache-Control private")
+                     : "");
+    if (!s.server.tls_cert_pem.empty()) {
+      std::fprintf(stderr,
+                   "chessrl-replay: WARNING: the model URLs are plain HTTP (no TLS): tokens "
+                   "sent to %s cross the network in clear\n",
+                   s.models_http_listen.c_str());
+    }
   }
   std::fprintf(stderr,
                "chessrl-replay: serving gRPC%s on port %d (store %s, window %llu positions), "
