@@ -15,6 +15,7 @@ namespace chessrl::tool {
 void add_bench_fanout_command(CLI::App& bench) {
   auto o = std::make_shared<fanout::FanoutOptions>();
   auto replay_args = std::make_shared<std::string>();
+  auto model_bytes = std::make_shared<double>(double(o->model_bytes));
   CLI::App* cmd = bench.add_subcommand(
       "fanout",
       "Model distribution to many pods: --followers runtime::ModelFollowers (the real registry "
@@ -41,11 +42,15 @@ void add_bench_fanout_command(CLI::App& bench) {
           std::map<std::string, double>{{"ms", 0.001}, {"s", 1}, {"min", 60}}))
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
-  cmd->add_option("--model-bytes", o->model_bytes,
-                  "size of each published model (3.3MB: a 6x64 checkpoint; 14MB: 10x128); "
-                  "at most 64 MiB, chessrl-replay's default --max-model-bytes")
-      ->transform(CLI::AsSizeValue(true))
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{64} << 20))
+  cmd->add_option("--model-bytes", *model_bytes,
+                  "size of each published model, in bytes or with a unit (3.3MB: a 6x64 "
+                  "checkpoint; 14MB: 10x128; kB, MB, KiB, MiB); at most 64 MiB, "
+                  "chessrl-replay's default --max-model-bytes")
+      ->transform(CLI::AsNumberWithUnit(
+          std::map<std::string, double>{
+              {"b", 1}, {"kb", 1e3}, {"mb", 1e6}, {"kib", 1024}, {"mib", 1 << 20}},
+          CLI::AsNumberWithUnit::CASE_INSENSITIVE))
+      ->check(CLI::Range(1.0, double(std::uint64_t{64} << 20)))
       ->capture_default_str();
   cmd->add_option("--replay-binary", o->replay_binary,
                   "the chessrl-replay to measure (default: the one beside chessrl, or the build "
@@ -72,7 +77,8 @@ void add_bench_fanout_command(CLI::App& bench) {
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--check", o->check, "exit 1 when a criterion fails (else only FAIL is printed)");
-  cmd->callback([o, replay_args, idle, cmd] {
+  cmd->callback([o, replay_args, model_bytes, idle, cmd] {
+    o->model_bytes = static_cast<std::uint64_t>(*model_bytes);
     std::istringstream words(*replay_args);
     for (std::string word; words >> word;) o->replay_args.push_back(word);
     if (idle->count() > 0) {

@@ -110,7 +110,7 @@ double share_within(const std::vector<double>& delays, double seconds) {
   return double(n) / double(delays.size());
 }
 
-std::string seconds_text(double s) { return s == kNever ? "never" : format("%.2f", s); }
+std::string seconds_text(double s) { return s == kNever ? "never" : format("%.2f s", s); }
 
 VersionFigures figures_for(std::vector<std::unique_ptr<FollowerRecord>>& records, int version,
                            double published, double window_end) {
@@ -172,7 +172,7 @@ void print_progress(int version, const VersionFigures& f, int replicas) {
   std::vector<double> notify = f.notify;
   std::printf(
       "v%d: notified p50 %s / p99 %s / max %s s, %d never; holding at 2/5/10/30/60 s: %s %%, "
-      "99%% at %s s, 100%% at %s s; UNAVAILABLE %d (at most %d per follower); other failures %s; "
+      "99%% at %s, 100%% at %s; UNAVAILABLE %d (at most %d per follower); other failures %s; "
       "Redis out %s per replay\n",
       version, format("%.2f", percentile(notify, 0.5)).c_str(),
       format("%.2f", percentile(notify, 0.99)).c_str(),
@@ -186,7 +186,7 @@ void print_progress(int version, const VersionFigures& f, int replicas) {
 int print_report(const FanoutOptions& o, const Fleet& fleet, RunFigures& run) {
   const double s = double(o.model_bytes);
   std::printf("\n| version | notified p50 / p99 / max (s) | never notified | holding at 2 / 5 / "
-              "10 / 30 / 60 s (%%) | 99%% / 100%% hold (s) | UNAVAILABLE total (max per "
+              "10 / 30 / 60 s (%%) | 99%% / 100%% hold | UNAVAILABLE total (max per "
               "follower) | other failures | Redis out per replay |\n");
   std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n");
   double worst_notify = 0, worst_99 = 0, worst_redis = 0;
@@ -245,7 +245,7 @@ int print_report(const FanoutOptions& o, const Fleet& fleet, RunFigures& run) {
            format("%.2f", worst_notify) + " s; " + std::to_string(late) + " later, " +
            std::to_string(never) + " never)"},
       {worst_99 <= run.bound, "99% hold each version within " + format("%.1f", run.bound) +
-                                  " s (slowest: " + seconds_text(worst_99) + " s)"},
+                                  " s (slowest: " + seconds_text(worst_99) + ")"},
       {not_all == 0, "100% hold each version before the next publish (" +
                          std::to_string(not_all) + " follower-versions missed)"},
       {worst_redis <= 2 * s, "Redis serves at most 2 x S = " + human_bytes(2 * s) +
