@@ -252,7 +252,10 @@ Status ModelRegistryImpl::get(grpc::ServerContext& context, const v1::GetModelRe
   std::uint64_t version = request.version();
   std::optional<replay::ModelMeta> meta;
   if (request.best() || version == 0) {
-    auto found = request.best() ? store_.best() : latest();
+    // The pointers from the store (one small call: exact even just after
+    // another process published), the latest from memory while it is down.
+    auto found = request.best() ? store_.best() : store_.latest();
+    if (!found.ok() && !request.best() && hub_->view()->known) found = latest();
     if (!found.ok()) return store_error("GetModel", found);
     if (!found->has_value()) {
       return Status(StatusCode::NOT_FOUND, request.best() ? "GetModel: no best model yet"
