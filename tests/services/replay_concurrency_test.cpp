@@ -2,7 +2,8 @@
 // gRPC server: pushers and samplers over one MemoryReplayStore,
 // and a model publisher, readers, a best-setter and a watcher over one
 // MemoryModelStore. The streaming handlers run over grpc::testing's mock
-// streams. Run under ThreadSanitizer by `make tsan` (README.md, Tests), where
+// streams, but for WatchModels (a callback stream), watched through a real
+// server with the same service. Run under ThreadSanitizer by `make tsan` (README.md, Tests), where
 // the handlers, the stores and the metrics are instrumented and gRPC is not in
 // the way (replay_service_test's threads meet inside libgrpc, which TSan cannot
 // follow). Under TSan only the ReplayService test runs, without Stats: protobuf's
