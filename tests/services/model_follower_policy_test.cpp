@@ -147,7 +147,7 @@ class ScriptedRegistry final : public v1::ModelRegistry::Service {
         lock.lock();
         continue;
       }
-      changed_.wait_for(lock, 20ms);
+      changed_.wait_for(lock, 200ms);  // a publish wakes it; this is for a cancelled stream
     }
     return grpc::Status::OK;
   }

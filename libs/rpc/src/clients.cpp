@@ -164,22 +164,73 @@ std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const ClientOption
 
 namespace {
 
-// A channel and the thread that reads its sockets while no call does. gRPC
+// The thread that reads the channels' sockets while no call does. gRPC
 // (1.51's poller) moves a connection attempt on only while some thread polls
 // for it: a call in flight, or its backup poller, every 5 s. A caller that
 // fails fast and pauses between calls (the self-play pusher) leaves the
 // attempts alone; each runs into its connect deadline (about the reconnect
 // backoff, 2 s) although the server is up ("tcp handshaker shutdown"): the
 // self-play pusher got in a median 15 s after the replay service was back.
-// This thread waits on the channel's state in 100 ms slices, which polls it.
+// Polling any completion queue polls every socket of the process (the epoll1
+// engine has one epoll set), so one thread serves every channel: it waits on
+// a queue of its own in slices while at least one polled channel lives, and
+// ends within a slice of the last one's end. (A thread per channel, as before,
+// cost 1,000 idle model followers about 0.8 of a core in wakeups.)
+class SharedPoller {
+ public:
+  static SharedPoller& instance() {
+    static SharedPoller* poller = new SharedPoller;  // never destroyed: no exit-order problems
+    return *poller;
+  }
+  void acquire(std::chrono::milliseconds slice) {
+    std::lock_guard lock(mutex_);
+    ++users_;
+    slice_ = users_ == 1 ? slice : std::min(slice_, slice);
+    if (running_) return;
+    if (thread_.joinable()) thread_.join();  // it ended its loop: nothing left to wait for
+    running_ = true;
+    thread_ = std::thread([this] { loop(); });
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    --users_;
+  }
+
+ private:
+  void loop() {
+    grpc::CompletionQueue queue;
+    for (;;) {
+      std::chrono::milliseconds slice;
+      {
+        std::lock_guard lock(mutex_);
+        if (users_ == 0) {
+          running_ = false;
+          break;
+        }
+        slice = slice_;
+      }
+      void* tag = nullptr;
+      bool ok = false;
+      (void)queue.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + slice);
+    }
+    queue.Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (queue.Next(&tag, &ok)) {
+    }
+  }
+
+  std::mutex mutex_;
+  int users_ = 0;
+  std::chrono::milliseconds slice_{100};
+  bool running_ = false;
+  std::thread thread_;
+};
+
+// A channel that keeps the shared poller running while it lives.
 struct PolledChannel {
   std::shared_ptr<grpc::Channel> channel;
-  std::atomic<bool> stop{false};
-  std::thread poller;
-  ~PolledChannel() {
-    stop = true;
-    if (poller.joinable()) poller.join();
-  }
+  ~PolledChannel() { SharedPoller::instance().release(); }
 };
 
 }  // namespace
@@ -209,17 +260,10 @@ std::shared_ptr<grpc::Channel> make_channel(const ClientOptions& options,
   }
   auto channel = grpc::CreateCustomChannel(options.address, channel_credentials(options), args);
   if (options.poll_interval.count() <= 0) return channel;
+  SharedPoller::instance().acquire(options.poll_interval);
   auto polled = std::make_shared<PolledChannel>();
   polled->channel = std::move(channel);
-  PolledChannel* p = polled.get();  // the thread ends before *p does
-  const auto slice = options.poll_interval;
-  polled->poller = std::thread([p, slice] {
-    while (!p->stop.load()) {
-      p->channel->WaitForStateChange(p->channel->GetState(false),
-                                     std::chrono::system_clock::now() + slice);
-    }
-  });
-  // Shares ownership with `polled`: the last copy of the channel stops the thread.
+  // Shares ownership with `polled`: the last copy of the channel lets the poller go.
   return std::shared_ptr<grpc::Channel>(polled, polled->channel.get());
 }
 

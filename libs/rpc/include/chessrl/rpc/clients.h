@@ -88,11 +88,12 @@ struct ClientOptions {
   // moved (a pod replaced behind a headless Service, a restarted container
   // with a new address).
   std::chrono::milliseconds dns_min_reresolution{1000};
-  // A thread per channel that polls it in slices of this length, so that a
+  // One thread per process polls gRPC in slices of this length (the shortest
+  // any live channel asked for) while a channel made with it lives, so that a
   // connection attempt made while no call is in flight completes as soon as
   // the server answers (gRPC otherwise reads such a socket only every 5 s and
-  // the attempt runs into its deadline). Dropping the channel's last copy
-  // stops the thread, within one slice. 0: no thread.
+  // the attempt runs into its deadline). It ends within a slice of the last
+  // such channel's last copy. 0: this channel keeps no poller running.
   std::chrono::milliseconds poll_interval{100};
   int max_message_bytes = 64 << 20;
   // GetModel refuses a model larger than this as soon as its first chunk
