@@ -168,7 +168,8 @@ int run_fanout_idle(const FanoutOptions& o) {
     std::printf("| refused: %s | %d |\n", why.c_str(), n);
   std::printf("| replay CPU share of a core over %.0f s | %.2f %% |\n", elapsed, 100 * cpu_share);
   std::printf("| replay peak RSS (VmHWM) | %.0f MiB |\n", double(hwm) / 1024);
-  std::printf("| Redis calls a second from replay | %.2f (%s) |\n", redis_rate,
+  std::printf("| Redis calls a second from replay (calls in the window by command) | %.2f (%s) |\n",
+              redis_rate,
               calls_text.empty() ? "none" : calls_text.c_str());
   std::printf("| this bench's CPU share of a core | %.2f %% |\n", 100 * own_share);
   std::printf("\n%s: every one of the %d watch streams held open (%d)\n",
