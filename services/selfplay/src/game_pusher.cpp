@@ -42,30 +42,31 @@ constexpr std::chrono::milliseconds kFlushBackoffMax{1000};
 // Failed appends to --acked-log: the first few are all logged, then one in 100.
 constexpr std::uint64_t kAckedLogFailuresLoggedInFull = 5;
 
-// 64 bits from the system's entropy (32 a call).
-std::uint64_t random_seed() {
-  std::random_device device;
-  return (std::uint64_t(device()) << 32) ^ device();
-}
-
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
 }  // namespace
 
+namespace {
+
+BackoffPolicy retry_policy(std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  BackoffPolicy policy;
+  policy.max = std::max(min, max);
+  policy.initial = std::min(2 * min, policy.max);
+  policy.jitter = BackoffPolicy::Jitter::kEqual;
+  return policy;
+}
+
+}  // namespace
+
 RetryDelays::RetryDelays(std::chrono::milliseconds min, std::chrono::milliseconds max,
                          std::uint64_t seed)
-    : min_(min), max_(std::max(min, max)), rng_(seed) {}
+    : min_(min), backoff_(retry_policy(min, max), seed) {}
 
 std::chrono::milliseconds RetryDelays::next(std::chrono::milliseconds cap) {
-  if (ceiling_.count() == 0) ceiling_ = std::min(2 * min_, max_);
-  const std::chrono::milliseconds high = std::min(ceiling_, cap);
-  const std::chrono::milliseconds low = std::min(std::max(min_, high / 2), high);
-  std::uniform_int_distribution<std::chrono::milliseconds::rep> draw(low.count(), high.count());
-  const std::chrono::milliseconds wait{draw(rng_)};
-  ceiling_ = std::min(ceiling_ * 2, max_);
-  return wait;
+  const auto wait = std::max(min_, *backoff_.next());  // no deadline: always a wait
+  return std::min(wait, cap);
 }
 
 Result<void> GamePusherOptions::validate() const {
@@ -164,7 +165,7 @@ GamePusher::GamePusher(PushFunction push, GamePusherOptions options, metrics::Re
           "never pushed to the replay service, lost")),
       registry_(registry),
       retry_delays_(options_.backoff_min, options_.backoff_max,
-                    options_.jitter_seed != 0 ? options_.jitter_seed : random_seed()) {
+                    options_.jitter_seed != 0 ? options_.jitter_seed : random_backoff_seed()) {
   options_.validate().value_or_throw();
   batch_limit_ = options_.batch_games;
   for (const grpc::StatusCode code : kRefusalCodes) {

@@ -4,7 +4,7 @@
 // `interval`), through an injected push function. A push that fails with a
 // code that may pass (UNAVAILABLE, a deadline; also a bad token, INTERNAL:
 // nothing about the games; also replay's admission refusal) keeps its games and
-// is retried forever with jittered exponential backoff (RetryDelays: pushers
+// is retried forever with jittered exponential backoff (RetryDelays, a Backoff: pushers
 // refused at once come back spread out; ids make a repeated push store each
 // game once); the
 // start and the end of an outage are logged once each. A push refused for
@@ -32,11 +32,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "chessrl/core/backoff.h"
 #include "chessrl/core/result.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/rpc/clients.h"
@@ -78,24 +78,23 @@ class AckedLog {
   int fd_;
 };
 
-// The pusher's waits between failed pushes: a ceiling that starts at twice
-// `min` (at most `max`) and doubles after each wait up to `max`, each wait drawn
-// uniformly from [max(min, ceiling / 2), ceiling] ("equal jitter"). A thousand
-// pushers refused at the same moment so come back spread over time, not in
-// step, and never sooner than `min` or later than `max`. Not thread-safe.
+// The pusher's waits between failed pushes: chessrl::Backoff with equal
+// jitter, its cap starting at twice `min` (at most `max`) and doubling after
+// each wait up to `max`, each wait drawn uniformly from [cap / 2, cap] and never
+// under `min`. A thousand pushers refused at the same moment so come back
+// spread over time, not in step, and never sooner than `min` or later than
+// `max`. Not thread-safe.
 class RetryDelays {
  public:
   RetryDelays(std::chrono::milliseconds min, std::chrono::milliseconds max, std::uint64_t seed);
-  // The wait before the next retry, at most `cap`; then the ceiling doubles.
+  // The wait before the next retry, at most `cap`; then the cap doubles.
   std::chrono::milliseconds next(std::chrono::milliseconds cap = std::chrono::milliseconds::max());
   // After a push that went through: the next failure starts from the bottom again.
-  void reset() { ceiling_ = std::chrono::milliseconds{0}; }
+  void reset() { backoff_.reset(); }
 
  private:
   std::chrono::milliseconds min_;
-  std::chrono::milliseconds max_;
-  std::chrono::milliseconds ceiling_{0};  // 0: no failure since the last reset
-  std::mt19937_64 rng_;
+  Backoff backoff_;
 };
 
 struct GamePusherOptions {
