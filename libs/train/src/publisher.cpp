@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "chessrl/core/backoff.h"
+
 namespace chessrl::train {
 
 PublishCadence::PublishCadence(std::int64_t every_steps, double every_seconds,
@@ -89,7 +91,11 @@ void BackgroundPublisher::run(std::shared_ptr<Shared> s) {
     auto [model, step] = std::move(*s->pending);
     s->pending.reset();
     s->busy = true;
-    auto backoff = s->options.first_backoff;
+    // One trainer: the jitter only keeps the waits from being exactly regular.
+    Backoff backoff({.initial = s->options.first_backoff,
+                     .max = s->options.max_backoff,
+                     .jitter = BackoffPolicy::Jitter::kEqual,
+                     .deadline = std::nullopt});
     for (int attempt = 1;; ++attempt) {
       lock.unlock();
       auto version = s->publish(model);
@@ -110,15 +116,15 @@ void BackgroundPublisher::run(std::shared_ptr<Shared> s) {
                (replaced ? " (a newer model replaces it)" : "") + ": " + version.error());
         break;
       }
+      const std::chrono::milliseconds wait = backoff.next().value_or(s->options.max_backoff);
       s->log("publishing step " + std::to_string(step) + " failed (attempt " +
-             std::to_string(attempt) + ", retrying in " + std::to_string(backoff.count()) +
+             std::to_string(attempt) + ", retrying in " + std::to_string(wait.count()) +
              " ms; training goes on): " + version.error());
-      s->cv.wait_for(lock, backoff, [&] { return s->stopping || bool(s->pending); });
+      s->cv.wait_for(lock, wait, [&] { return s->stopping || bool(s->pending); });
       if (s->stopping || s->pending) {
         if (s->pending) ++s->counts.skipped;
         break;
       }
-      backoff = std::min(backoff * 2, s->options.max_backoff);
     }
     s->busy = false;
     s->cv.notify_all();

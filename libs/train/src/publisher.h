@@ -58,6 +58,8 @@ class BackgroundPublisher {
   // nothing when the attempt failed.
   using OutcomeFn = std::function<void(std::optional<std::uint64_t>)>;
   struct Options {
+    // The retries' chessrl::Backoff (equal jitter: each wait between half and
+    // all of first_backoff * 2^n, at most max_backoff).
     std::chrono::milliseconds first_backoff{500};
     std::chrono::milliseconds max_backoff{30000};
   };

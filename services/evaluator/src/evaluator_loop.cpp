@@ -1,11 +1,14 @@
 // Evaluator::run: the service loop. A watch thread records the newest version
 // the registry announces; the loop also asks the registry every --poll
 // seconds (which keeps the health status current while the watch stream
-// only waits), and evaluates the newest version not yet evaluated.
+// only waits), and evaluates the newest version not yet evaluated; after an
+// evaluation the registry failed, it tries again with backoff (chessrl::Backoff).
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
+#include "chessrl/core/backoff.h"
 #include "evaluator.h"
 
 namespace chessrl::evaluator_service {
@@ -49,6 +52,12 @@ Result<void> Evaluator::run(const std::atomic<bool>& stop) {
   log_("watching the model registry at " + options_.registry + " (last evaluated: v" +
        std::to_string(progress_.last_evaluated) + ")");
   const std::chrono::milliseconds poll = std::chrono::seconds(options_.poll_s);
+  // After an evaluation the registry failed: 1 s, then doubling up to --poll
+  // (equal jitter: between half and all of each).
+  Backoff retry({.initial = std::min<std::chrono::milliseconds>(std::chrono::seconds(1), poll),
+                 .max = poll,
+                 .jitter = BackoffPolicy::Jitter::kEqual,
+                 .deadline = std::nullopt});
   auto next_poll = Clock::now();
   while (!stop.load()) {
     if (Clock::now() >= next_poll) {
@@ -86,16 +95,21 @@ Result<void> Evaluator::run(const std::atomic<bool>& stop) {
     Evaluation evaluation = evaluate(candidate, stop);
     switch (evaluation.outcome) {
       case Evaluation::Outcome::kDone:
+        retry.reset();
         break;
       case Evaluation::Outcome::kStopped:
         log_("stopped during v" + std::to_string(candidate) + "; nothing of it was written");
         break;
-      case Evaluation::Outcome::kRetry:
+      case Evaluation::Outcome::kRetry: {
+        const std::chrono::milliseconds wait = retry.next().value_or(poll);
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(wait.count()) / 1000.0);
         log_("v" + std::to_string(candidate) + ": " + evaluation.error + " (will retry in " +
-             std::to_string(options_.poll_s) + " s)");
-        nap(poll, stop, [] { return false; });
+             seconds + " s)");
+        nap(wait, stop, [] { return false; });
         next_poll = Clock::now();
         break;
+      }
       case Evaluation::Outcome::kFatal:
         return fail("v" + std::to_string(candidate) + ": " + evaluation.error);
     }
