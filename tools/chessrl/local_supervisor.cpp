@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+
+#include "chessrl/core/backoff.h"
 
 namespace chessrl::tool {
 
@@ -32,7 +35,8 @@ struct Supervisor::Supervised {
   bool waiting = false;            // exited; restarts at restart_at
   bool gave_up = false;            // an optional child left stopped
   Clock::time_point started, restart_at;
-  std::chrono::milliseconds backoff{0};
+  std::optional<Backoff> backoff;  // no jitter: one machine's few children
+  std::chrono::milliseconds wait{0};  // the last restart's
   std::deque<Clock::time_point> exits;  // within the crash window
   int restarts = 0;
   LivenessCheck liveness;
@@ -141,7 +145,7 @@ void Supervisor::on_exit(Supervised& s, Clock::time_point now, const std::string
                          Poll& poll) {
   s.up->set(0);
   // A long healthy run resets the backoff (Kubernetes: after 10 minutes).
-  if (now - s.started >= policy_.healthy_after) s.backoff = std::chrono::milliseconds(0);
+  if (now - s.started >= policy_.healthy_after && s.backoff) s.backoff->reset();
   s.exits.push_back(now);
   while (!s.exits.empty() && now - s.exits.front() > policy_.crash_window) s.exits.pop_front();
   if (int(s.exits.size()) >= policy_.max_crashes) {
@@ -159,16 +163,22 @@ void Supervisor::on_exit(Supervised& s, Clock::time_point now, const std::string
                        ":\n" + (s.process ? last_start(s.process->log_tail(20)) : std::string());
     return;
   }
-  s.backoff =
-      s.backoff.count() == 0 ? policy_.first_backoff : std::min(s.backoff * 2, policy_.max_backoff);
+  if (!s.backoff) {
+    BackoffPolicy backoff;
+    backoff.initial = policy_.first_backoff;
+    backoff.max = policy_.max_backoff;
+    backoff.jitter = BackoffPolicy::Jitter::kNone;
+    s.backoff.emplace(backoff);
+  }
+  s.wait = s.backoff->next().value_or(policy_.max_backoff);
   s.waiting = true;
-  s.restart_at = now + s.backoff;
+  s.restart_at = now + s.wait;
   const std::string happened =
       status.rfind("could not start", 0) == 0 ? status
       : !s.killed_for.empty()                 ? "was stopped (" + status + ") as " + s.killed_for
                                               : "stopped unexpectedly (" + status + ")";
   std::fprintf(stderr, "\nchessrl local: %s %s; restarting it in %s (log %s)\n",
-               s.spec.name.c_str(), happened.c_str(), seconds_text(s.backoff).c_str(),
+               s.spec.name.c_str(), happened.c_str(), seconds_text(s.wait).c_str(),
                s.spec.log_path.c_str());
 }
 

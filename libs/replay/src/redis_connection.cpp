@@ -190,7 +190,14 @@ Connection::~Connection() {
 ConnectionPool::ConnectionPool(const RedisOptions& options, std::vector<std::string_view> scripts)
     : options_(options),
       scripts_(std::move(scripts)),
-      address_(options.host + ":" + std::to_string(options.port)) {}
+      address_(options.host + ":" + std::to_string(options.port)),
+      backoff_([&] {
+        BackoffPolicy policy;
+        policy.initial = options.backoff_min;
+        policy.max = options.backoff_max;
+        policy.jitter = BackoffPolicy::Jitter::kEqual;
+        return policy;
+      }()) {}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -383,9 +390,7 @@ void ConnectionPool::note_failure_locked(std::string what) {
   // Failures of calls already in flight while backing off do not lengthen
   // the backoff: only a retry that fails does.
   if (now >= retry_at_) {
-    backoff_ =
-        backoff_.count() == 0 ? options_.backoff_min : std::min(backoff_ * 2, options_.backoff_max);
-    retry_at_ = now + backoff_;
+    retry_at_ = now + backoff_.next().value_or(options_.backoff_max);
   }
   last_error_ = std::move(what);
   released_.notify_all();
@@ -442,7 +447,7 @@ void ConnectionPool::release(std::unique_ptr<Connection> connection, bool succee
       dropped = std::move(connection);
     } else {
       if (succeeded) {
-        backoff_ = std::chrono::milliseconds{0};
+        backoff_.reset();
         retry_at_ = {};
       }
       if (connection->generation != generation_) {

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chessrl/core/backoff.h"
 #include "chessrl/core/result.h"
 #include "chessrl/replay/redis_store.h"
 
@@ -146,7 +147,10 @@ class ConnectionPool {
   int open_ = 0;  // idle + borrowed + being opened
   // Bumped on every I/O failure: connections from before it are not reused.
   std::uint64_t generation_ = 0;
-  std::chrono::milliseconds backoff_{0};  // 0: not backing off
+  // Between failed reconnections: equal jitter (U(cap / 2, cap)), the cap doubling
+  // from backoff_min to backoff_max, so the replicas of a Redis restarted do not
+  // all come back in the same millisecond. Reset by a call that succeeds.
+  Backoff backoff_;
   Clock::time_point retry_at_{};          // calls fail at once before this
   std::string last_error_;
   Refusal refusal_;  // guarded by mu_
