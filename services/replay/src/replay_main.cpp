@@ -210,8 +210,8 @@ void add_options(CLI::App& app, Settings& s) {
       ->check(CLI::Range(10, 60000))
       ->capture_default_str();
   app.add_option("--keep-models", s.server.models.keep_models,
-                 "model versions kept: after each publish all but the newest this many and the "
-                 "best are deleted (0: keep every version)")
+                 "model versions kept: after each publish all but the newest this many, the "
+                 "best and the leased (LeaseModel) are deleted (0: keep every version)")
       ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
   app.add_option("--ack-replicas", s.redis.ack_replicas,

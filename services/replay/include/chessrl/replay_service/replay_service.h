@@ -164,8 +164,8 @@ struct ModelRegistryOptions {
   // How often the process asks the store for versions other processes
   // published (one call, whatever the number of watchers).
   int watch_poll_ms = 1000;
-  // After each publish, every version but the newest keep_models and the best
-  // is deleted (0: all are kept).
+  // After each publish, every version but the newest keep_models, the best
+  // and the leased (LeaseModel) is deleted (0: all are kept).
   std::uint32_t keep_models = 20;
 };
 
