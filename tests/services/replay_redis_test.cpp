@@ -355,7 +355,6 @@ TEST_F(ReplayRedisTest, BinaryTakesConfigAndEnvAndStopsGracefullyOnSigterm) {
 
   rpc::ClientOptions options;
   options.address = "127.0.0.1:" + std::to_string(port);
-  options.attempts = 1;
   rpc::ReplayClient client(options);
   auto stats = client.stats();
   ASSERT_TRUE(stats.ok()) << stats.error();
@@ -556,7 +555,6 @@ TEST_F(ReplayRedisTest, BinaryQuarantinesTheProducersItIsGiven) {
   const auto push_from = [](int port, const std::string& producer) {
     rpc::ClientOptions options;
     options.address = "127.0.0.1:" + std::to_string(port);
-    options.attempts = 1;
     auto request = batch(7000, 1, 20, producer + "-");
     request.mutable_games(0)->set_producer(producer);
     return rpc::ReplayClient(options).push_games(request).code();

@@ -33,8 +33,7 @@ inline replay_service::ReplayServerOptions fast_server_options() {
 // A client of that server that tries once, so a test sees every failure.
 inline rpc::ClientOptions single_try_client(int port) {
   rpc::ClientOptions options;
-  options.address = "127.0.0.1:" + std::to_string(port);
-  options.attempts = 1;
+  options.address = "127.0.0.1:" + std::to_string(port);  // one attempt: the default
   options.deadline = std::chrono::seconds(10);
   return options;
 }

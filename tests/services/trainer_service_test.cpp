@@ -202,7 +202,6 @@ TEST(ReplaySourceCancel, EndsTheCallInFlightAndEveryLaterOne) {
   rpc::ClientOptions options;
   options.address = silent.address();
   options.deadline = std::chrono::seconds(30);
-  options.attempts = 1;
   ReplaySource source(std::make_shared<rpc::ReplayClient>(options));
   std::thread canceller([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));

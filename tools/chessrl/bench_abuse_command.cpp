@@ -201,7 +201,6 @@ bool run_big_push(const AbuseOptions& o) {
       if (o.with_token) options.security.token = token;
       options.address = "127.0.0.1:" + std::to_string(replay.port);
       options.deadline = std::chrono::seconds(60);
-      options.attempts = 1;
       options.max_message_bytes = 1 << 30;
       rpc::ReplayClient client(options);
       for (int r = 0; r < o.rounds; ++r) {
@@ -253,7 +252,6 @@ bool run_downloads(const AbuseOptions& o) {
   options.security.token = token;
   options.address = "127.0.0.1:" + std::to_string(replay.port);
   options.deadline = std::chrono::seconds(120);
-  options.attempts = 1;
   options.max_message_bytes = 1 << 30;
   // A model version of model_mib MiB (its bytes need not parse: the registry
   // checks size and CRC only).

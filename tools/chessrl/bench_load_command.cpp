@@ -232,7 +232,7 @@ RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::
   auto& service = replay.child;
   rpc::ClientOptions client_options;
   client_options.address = "127.0.0.1:" + std::to_string(replay.port);
-  client_options.attempts = 1;  // retries are ours, counted
+  // One attempt per call (the default): retries are ours, counted.
   client_options.deadline = std::chrono::seconds(20);
 
   std::atomic<bool> stop{false};

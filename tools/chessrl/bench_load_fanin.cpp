@@ -63,7 +63,6 @@ std::string refusal_label(const std::string& error) {
 selfplay_service::PushFunction recorded_push(const std::string& address, PushRecord& record) {
   rpc::ClientOptions options;
   options.address = address;
-  options.attempts = 1;
   // Its own connection, as a pod in its own process has: gRPC otherwise
   // shares one among the channels of a process with the same target and arguments.
   grpc::ChannelArguments args;
@@ -311,7 +310,6 @@ int run_fanin_bench(const FanInOptions& o) {
     samplers.emplace_back([&] {
       rpc::ClientOptions options;
       options.address = address;
-      options.attempts = 1;
       rpc::ReplayClient client(options);
       while (!stop_sampling.load()) {
         if (client.sample(static_cast<std::uint32_t>(o.sample_count)).ok()) {

@@ -111,7 +111,6 @@ void run_replay_bench(const ReplayBenchOptions& o) {
   replay_service::ReplayServer server(store, store, registry, server_options);
   rpc::ClientOptions client_options;
   client_options.address = "127.0.0.1:" + std::to_string(server.port());
-  client_options.attempts = 1;
 
   // Unique games for every push of every repeat: ids never repeat, so every
   // push stores (no duplicates) and the window fills like real self-play.

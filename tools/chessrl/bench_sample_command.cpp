@@ -145,7 +145,6 @@ void run_sample_bench(const SampleBenchOptions& o) {
   ReplayChild replay = start_replay_child(*redis, o.bin_dir, extra, false, "bench sample");
   rpc::ClientOptions client_options;
   client_options.address = "127.0.0.1:" + std::to_string(replay.port);
-  client_options.attempts = 1;
   auto client = std::make_shared<rpc::ReplayClient>(client_options);
 
   ProgressLine progress;

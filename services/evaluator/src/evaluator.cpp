@@ -90,9 +90,8 @@ Evaluator::Evaluator(EvaluatorOptions options, StateDir state, EvaluatorProgress
   client.address = options_.registry;
   client.deadline = std::chrono::seconds(options_.rpc_deadline_s);
   client.security = options_.security;
-  // One attempt per call: the loop retries an evaluation the registry did not
-  // answer for after --poll seconds (docs/architecture.md, "Who retries what").
-  client.attempts = 1;
+  // One attempt per call (the default): the loop retries an evaluation the registry
+  // did not answer for after --poll seconds (docs/architecture.md, "Who retries what").
   registry_ = std::make_unique<rpc::ModelRegistryClient>(client);
   client.backoff_max = std::chrono::seconds(1);
   watch_client_ = std::make_unique<rpc::ModelRegistryClient>(client);

@@ -181,7 +181,8 @@ PushFunction replay_push(const Settings& s) {
   options.security = s.security;
   // One attempt per call: the GamePusher owns the retry (docs/architecture.md,
   // "Who retries what"). A retry inside the client after a lost reply would
-  // answer DUPLICATE for games the pusher does not yet know it sent.
+  // answer DUPLICATE for games the pusher does not yet know it sent: kept
+  // explicit, whatever ClientOptions' default.
   options.attempts = 1;
   auto channel = rpc::make_channel(options);  // bounded reconnect backoff, keepalive
   return [options, channel](const v1::PushGamesRequest& request,
@@ -338,8 +339,7 @@ int SelfplayService::run() {
     registry_options.address = s.registry;
     registry_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
     registry_options.security = s.security;
-    // One attempt per call: the follower owns the retry (backoff 0.5 s to 30 s).
-    registry_options.attempts = 1;
+    // One attempt per call (the default): the follower owns the retry.
     log("following the model registry at " + s.registry);
     for (const char* reason : {"data_loss", "not_found", "too_large", "invalid", "unusable"}) {
       registry.counter(kModelsSkippedName, kModelsSkippedHelp, {{"reason", reason}});

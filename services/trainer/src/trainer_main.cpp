@@ -304,10 +304,9 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   chessrl::rpc::ClientOptions client_options;
   client_options.deadline = std::chrono::seconds(s.rpc_deadline_s);
   client_options.security = s.security;
-  // One attempt per call everywhere: the prefetcher retries a sample with
-  // backoff, the data gate asks for stats again within a second, and the
+  // One attempt per call everywhere (the default): the prefetcher retries a sample
+  // with backoff, the data gate asks for stats again within a second, and the
   // publishing thread retries a publish (docs/architecture.md, "Who retries what").
-  client_options.attempts = 1;
 
   // The data.
   std::unique_ptr<train::ExampleSource> source;
