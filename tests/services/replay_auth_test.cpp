@@ -234,6 +234,11 @@ TEST(ServerAuthTest, OneTokenForSeveralRolesHoldsTheirRightsTogether) {
   EXPECT_EQ(denied.error_message(),
             "SetBest: the selfplay/trainer token may not set the best version (only evaluator "
             "may)");
+  const auto lease = auth.check_token(header, rpc::Action::kLeaseModel, "LeaseModel");
+  EXPECT_EQ(lease.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(lease.error_message(),
+            "LeaseModel: the selfplay/trainer token may not lease model versions (only "
+            "evaluator may)");
   const auto scheme = auth.check_token("Basic " + kSelfplay, rpc::Action::kRead, "Stats");
   EXPECT_EQ(scheme.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_NE(scheme.error_message().find("not `Bearer <token>`"), std::string::npos);

@@ -63,6 +63,7 @@ std::string_view action_name(Action action) {
     case Action::kSample: return "sample positions";
     case Action::kPublishModel: return "publish models";
     case Action::kSetBest: return "set the best version";
+    case Action::kLeaseModel: return "lease model versions";
   }
   return "unknown";
 }
@@ -74,6 +75,7 @@ bool role_may(Role role, Action action) {
     case Action::kSample: return role == Role::kTrainer;
     case Action::kPublishModel: return role == Role::kTrainer;
     case Action::kSetBest: return role == Role::kEvaluator;
+    case Action::kLeaseModel: return role == Role::kEvaluator;
   }
   return false;
 }

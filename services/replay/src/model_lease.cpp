@@ -28,7 +28,7 @@ constexpr std::uint32_t kMaxLeaseSeconds = 3600;
 
 Status ModelRegistryImpl::LeaseModel(grpc::ServerContext* context,
                                      const v1::LeaseModelRequest* request, v1::ModelInfo* reply) {
-  return authorized(metrics_, auth_, *context, rpc::Action::kSetBest, "LeaseModel", [&] {
+  return authorized(metrics_, auth_, *context, rpc::Action::kLeaseModel, "LeaseModel", [&] {
     const std::uint64_t version = request->version();
     if (version == 0) {
       return Status(StatusCode::INVALID_ARGUMENT, "LeaseModel: version must be > 0");

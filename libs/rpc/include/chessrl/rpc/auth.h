@@ -38,7 +38,14 @@ inline constexpr std::array<Role, 3> kAllRoles = {Role::kSelfplay, Role::kTraine
 std::string_view role_name(Role role);
 
 // What a call does, as far as authorization goes.
-enum class Action : std::uint8_t { kRead, kPushGames, kSample, kPublishModel, kSetBest };
+enum class Action : std::uint8_t {
+  kRead,
+  kPushGames,
+  kSample,
+  kPublishModel,
+  kSetBest,
+  kLeaseModel,  // hold a version back from pruning (the evaluator, while it gates it)
+};
 std::string_view action_name(Action action);  // "read", "push games", ...
 // Whether `role` may do `action`.
 bool role_may(Role role, Action action);
