@@ -2,8 +2,9 @@
 // a real gRPC server and an in-memory store that counts its calls: one store
 // poll for any number of WatchModels streams, the refusal for capacity and
 // its trailer, LatestModel from memory, one store read per version for many
-// concurrent GetModels, the download queue (waiting its turn, a deadline
-// passing), the blob cache's byte bound, and ModelView's next version.
+// concurrent GetModels, the download queue (waiting its turn holding no
+// thread, a deadline passing, a waiter told when to come back, shutdown),
+// the blob cache's byte bound, and ModelView's next version.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -388,52 +389,204 @@ TEST_F(ModelRegistryTest, ADownloadWhoseDeadlinePassesInTheQueueIsDeadlineExceed
   EXPECT_EQ(first_data, blob_of(1));
 }
 
-TEST(DownloadQueueTest, WaitersAreServedInOrderAndADeadlineOrACancelEndsAWait) {
+// --max-model-downloads: a download holding the one slot (its read held at
+// the gate); a second waits (counted as waiting, holding no thread) and is
+// served in full once the first is done, the version read only once.
+TEST_F(ModelRegistryTest, ADownloadBeyondTheSlotsWaitsItsTurnAndIsServed) {
+  auto options = testing::fast_server_options();
+  options.models.max_model_downloads = 1;
+  options.models.chunk_bytes = 1000;
+  publish_elsewhere(1);
+  start(options);
+  ASSERT_TRUE(eventually([&] { return server_->registry().hub().view()->newest() != nullptr; }));
+  store_.close_gate();
+  std::string first_data, second_data;
+  grpc::Status first_status, second_status;
+  std::thread first([&] { first_status = download(1, first_data); });
+  ASSERT_TRUE(store_.wait_for_read_at_gate(10s));
+  EXPECT_EQ(metric("chessrl_replay_model_downloads_in_flight"), 1);
+  std::thread second([&] { second_status = download(1, second_data); });
+  ASSERT_TRUE(eventually([&] { return server_->registry().downloads().waiting() == 1; }));
+  EXPECT_EQ(metric("chessrl_replay_model_downloads_waiting"), 1);
+  store_.open_gate();
+  first.join();
+  second.join();
+  EXPECT_TRUE(first_status.ok()) << first_status.error_message();
+  EXPECT_TRUE(second_status.ok()) << second_status.error_message();
+  EXPECT_EQ(first_data, blob_of(1));
+  EXPECT_EQ(second_data, blob_of(1));
+  EXPECT_EQ(store_.read_calls.load(), 1u);
+  EXPECT_EQ(metric("chessrl_replay_model_downloads_waiting"), 0);
+  EXPECT_EQ(metric("chessrl_replay_model_downloads_in_flight"), 0);
+}
+
+// A waiter whose deadline would pass before its turn and its transfer (as
+// estimated from a download that took about a second) is answered
+// UNAVAILABLE before that deadline, with the trailer saying when to come back.
+TEST_F(ModelRegistryTest, AWaiterThatCannotBeServedInTimeIsToldWhenToComeBack) {
+  auto options = testing::fast_server_options();
+  options.models.max_model_downloads = 1;
+  publish_elsewhere(1, 5000);
+  publish_elsewhere(2, 20000);
+  start(options);
+  ASSERT_TRUE(eventually([&] { return server_->registry().hub().view()->find(2) != nullptr; }));
+  // The estimate: 5,000 bytes in about a second.
+  store_.close_gate();
+  std::string data;
+  grpc::Status status;
+  std::thread teach([&] { status = download(1, data); });
+  ASSERT_TRUE(store_.wait_for_read_at_gate(10s));
+  std::this_thread::sleep_for(1s);
+  store_.open_gate();
+  teach.join();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  // Version 2 (20,000 bytes: about 4 s) holds the slot in its read.
+  store_.close_gate();
+  std::string held_data;
+  grpc::Status held_status;
+  std::thread held([&] { held_status = download(2, held_data); });
+  ASSERT_TRUE(eventually([&] { return store_.read_calls.load() == 2; }));
+  // A caller with 3 s cannot wait ~2 s and take ~4 s more.
+  auto stub = v1::ModelRegistry::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  const auto begin = std::chrono::steady_clock::now();
+  context.set_deadline(std::chrono::system_clock::now() + 3s);
+  v1::GetModelRequest request;
+  request.set_version(2);
+  auto reader = stub->GetModel(&context, request);
+  v1::ModelChunk chunk;
+  EXPECT_FALSE(reader->Read(&chunk));
+  const grpc::Status late = reader->Finish();
+  const auto took = std::chrono::steady_clock::now() - begin;
+  EXPECT_EQ(late.error_code(), grpc::StatusCode::UNAVAILABLE) << late.error_message();
+  EXPECT_NE(late.error_message().find("--max-model-downloads"), std::string::npos)
+      << late.error_message();
+  EXPECT_LT(took, 2900ms) << "answered at its deadline, not before";
+  EXPECT_GE(took, 1500ms) << "answered at once, not shortly before its deadline";
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto found = trailers.find(kRetryAfterMsKey);
+  ASSERT_NE(found, trailers.end());
+  EXPECT_GT(std::stol(std::string(found->second.data(), found->second.size())), 0);
+  EXPECT_EQ(metric("chessrl_replay_model_downloads_deferred_total"), 1);
+  EXPECT_EQ(server_->registry().downloads().waiting(), 0u);
+  store_.open_gate();
+  held.join();
+  EXPECT_TRUE(held_status.ok()) << held_status.error_message();
+  EXPECT_EQ(held_data, blob_of(2, 20000));
+}
+
+// Shutdown ends a download held in its read and one waiting for a slot at
+// once (UNAVAILABLE), not after their deadline.
+TEST_F(ModelRegistryTest, ShutdownEndsWaitingAndSendingDownloadsPromptly) {
+  auto options = testing::fast_server_options();
+  options.models.max_model_downloads = 1;
+  publish_elsewhere(1);
+  start(options);
+  ASSERT_TRUE(eventually([&] { return server_->registry().hub().view()->newest() != nullptr; }));
+  store_.close_gate();
+  std::string first_data, second_data;
+  grpc::Status first_status, second_status;
+  std::thread first([&] { first_status = download(1, first_data, 60s); });
+  ASSERT_TRUE(store_.wait_for_read_at_gate(10s));
+  std::thread second([&] { second_status = download(1, second_data, 60s); });
+  ASSERT_TRUE(eventually([&] { return server_->registry().downloads().waiting() == 1; }));
+  const auto begin = std::chrono::steady_clock::now();
+  server_->shutdown(5s);
+  first.join();
+  second.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 2s);
+  EXPECT_EQ(first_status.error_code(), grpc::StatusCode::UNAVAILABLE) << first_status.error_message();
+  EXPECT_EQ(second_status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << second_status.error_message();
+  EXPECT_NE(first_status.error_message().find("stopping"), std::string::npos)
+      << first_status.error_message();
+  EXPECT_NE(second_status.error_message().find("stopping"), std::string::npos)
+      << second_status.error_message();
+  store_.open_gate();  // the worker thread's read returns; nothing is sent
+}
+
+TEST(DownloadQueueTest, WaitersAreServedInOrderAndAWithdrawnOneIsNeverCalled) {
   metrics::Registry registry;
   auto& in_flight = registry.gauge("in_flight", "x");
   auto& waiting = registry.gauge("waiting", "x");
   DownloadQueue queue(1, &in_flight, &waiting);
   const auto forever = std::chrono::system_clock::time_point::max();
-  ASSERT_TRUE(queue.enter(forever, {}, "GetModel").ok());
-  EXPECT_EQ(in_flight.value(), 1);
-
-  // A deadline passes while waiting: DEADLINE_EXCEEDED naming the flag.
-  const auto start = std::chrono::steady_clock::now();
-  const grpc::Status late =
-      queue.enter(std::chrono::system_clock::now() + 150ms, {}, "GetModel", 20ms);
-  EXPECT_EQ(late.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_NE(late.error_message().find("--max-model-downloads"), std::string::npos)
-      << late.error_message();
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 150ms);
-  EXPECT_EQ(waiting.value(), 0);
-  // The client leaves while waiting: CANCELLED.
-  std::atomic<bool> gone{false};
-  std::thread leaver([&] { std::this_thread::sleep_for(50ms); gone = true; });
-  EXPECT_EQ(queue.enter(forever, [&] { return gone.load(); }, "GetModel", 10ms).error_code(),
-            grpc::StatusCode::CANCELLED);
-  leaver.join();
-
-  // Three waiters get the slot in the order they came.
-  std::mutex mutex;
   std::vector<int> order;
-  std::vector<std::thread> waiters;
-  for (int i = 0; i < 3; ++i) {
-    waiters.emplace_back([&, i] {
-      ASSERT_TRUE(queue.enter(forever, {}, "GetModel").ok());
-      {
-        std::lock_guard lock(mutex);
-        order.push_back(i);
-      }
-      queue.leave();
-    });
-    ASSERT_TRUE(eventually([&] { return queue.waiting() == static_cast<std::size_t>(i + 1); }));
+  const auto waiter = [&](int i) {
+    return [&order, i](bool granted, std::chrono::milliseconds) {
+      EXPECT_TRUE(granted);
+      order.push_back(i);
+    };
+  };
+  EXPECT_EQ(queue.enter(100, forever, waiter(0)).kind, QueueTurn::Kind::kGranted);
+  EXPECT_EQ(in_flight.value(), 1);
+  std::vector<QueueTurn> turns;
+  for (int i = 1; i <= 3; ++i) {
+    turns.push_back(queue.enter(100, forever, waiter(i)));
+    EXPECT_EQ(turns.back().kind, QueueTurn::Kind::kWaiting);
+    EXPECT_EQ(turns.back().ahead, static_cast<std::size_t>(i - 1));
   }
   EXPECT_EQ(waiting.value(), 3);
-  queue.leave();
-  for (auto& t : waiters) t.join();
-  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  EXPECT_TRUE(queue.withdraw(turns[1].ticket));  // the second waiter's client left
+  EXPECT_FALSE(queue.withdraw(turns[1].ticket));
+  EXPECT_EQ(waiting.value(), 2);
+  queue.leave(100, 10ms, true);
+  queue.leave(100, 10ms, true);
+  EXPECT_EQ(order, (std::vector<int>{1, 3}));
+  EXPECT_FALSE(queue.withdraw(turns[2].ticket)) << "its turn came already";
+  queue.leave(100, 10ms, true);
   EXPECT_EQ(queue.in_flight(), 0u);
   EXPECT_EQ(in_flight.value(), 0);
+  EXPECT_EQ(waiting.value(), 0);
+}
+
+TEST(DownloadQueueTest, AWaiterWhoseDeadlineWouldPassFirstIsRefusedWithTheEstimate) {
+  DownloadQueue queue(2);
+  const auto now = std::chrono::system_clock::now();
+  const auto forever = std::chrono::system_clock::time_point::max();
+  const auto never = [](bool, std::chrono::milliseconds) { ADD_FAILURE() << "not expected"; };
+  // No download finished yet: nothing to estimate from, so everyone waits.
+  EXPECT_FALSE(queue.estimate_wait().has_value());
+  EXPECT_EQ(queue.enter(1000, forever, never).kind, QueueTurn::Kind::kGranted);
+  EXPECT_EQ(queue.enter(1000, forever, never).kind, QueueTurn::Kind::kGranted);
+  // One took 1 s for 1,000 bytes: a slot sends 1,000 bytes a second.
+  queue.leave(1000, 1s, true);
+  ASSERT_TRUE(queue.estimate_transfer(1000).has_value());
+  EXPECT_NEAR(static_cast<double>(queue.estimate_transfer(1000)->count()), 1000, 1);
+  EXPECT_EQ(queue.enter(1000, forever, never).kind, QueueTurn::Kind::kGranted);
+  // Both slots send; 4,000 bytes queued ahead over 2 slots, after half of
+  // the 2,000 in flight: (4,000 + 1,000) / 2 slots = 2.5 s, then 1 s to send.
+  std::vector<QueueTurn> turns;
+  int refused_later = 0;
+  std::chrono::milliseconds told{0};
+  for (int i = 0; i < 4; ++i) {
+    turns.push_back(queue.enter(1000, forever, [&](bool granted, std::chrono::milliseconds wait) {
+      if (!granted) {
+        ++refused_later;
+        told = wait;
+      }
+    }));
+  }
+  ASSERT_TRUE(queue.estimate_wait().has_value());
+  EXPECT_NEAR(static_cast<double>(queue.estimate_wait()->count()), 2500, 1);
+  const QueueTurn short_deadline = queue.enter(1000, now + 3s, never);
+  EXPECT_EQ(short_deadline.kind, QueueTurn::Kind::kRefused);
+  EXPECT_NEAR(static_cast<double>(short_deadline.wait.count()), 2500, 1);
+  const QueueTurn long_enough = queue.enter(1000, std::chrono::system_clock::now() + 4s,
+                                            [&](bool granted, std::chrono::milliseconds wait) {
+                                              if (!granted) {
+                                                ++refused_later;
+                                                told = wait;
+                                              }
+                                            });
+  EXPECT_EQ(long_enough.kind, QueueTurn::Kind::kWaiting);
+  // Downloads turn slow (one took 50 s): at the next leave the last
+  // waiter can no longer make its deadline and is told so, with the estimate.
+  queue.leave(1000, 50s, true);
+  EXPECT_EQ(refused_later, 1);
+  EXPECT_GT(told, std::chrono::milliseconds(4000));
+  EXPECT_EQ(queue.waiting(), 3u);  // the first of the four got the slot
 }
 
 TEST(ModelBlobCacheTest, HoldsAtMostItsBytesAndStreamsALargerVersionWithoutKeepingIt) {

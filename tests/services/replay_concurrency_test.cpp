@@ -1,9 +1,9 @@
 // The replay service's handlers called at once from plain threads, without a
 // gRPC server: pushers and samplers over one MemoryReplayStore,
 // and a model publisher, readers, a best-setter and a watcher over one
-// MemoryModelStore. The streaming handlers run over grpc::testing's mock
-// streams, but for WatchModels (a callback stream), watched through a real
-// server with the same service. Run under ThreadSanitizer by `make tsan` (README.md, Tests), where
+// MemoryModelStore. PublishModel runs over grpc::testing's mock stream;
+// GetModel and WatchModels (callback streams) through a real server with the
+// same service. Run under ThreadSanitizer by `make tsan` (README.md, Tests), where
 // the handlers, the stores and the metrics are instrumented and gRPC is not in
 // the way (replay_service_test's threads meet inside libgrpc, which TSan cannot
 // follow). Under TSan only the ReplayService test runs, without Stats: protobuf's
@@ -174,6 +174,16 @@ TEST(ReplayConcurrencyTest, PublisherReadersBestSetterAndWatcherAtOnce) {
     failures.push_back(std::move(what));
   };
   std::atomic<std::uint64_t> published{0};
+  // GetModel and WatchModels are callback streams: they go through a real
+  // server with the same service.
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_TRUE(server && port != 0);
+  const auto download_stub = v1::ModelRegistry::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
 
   std::thread publisher([&] {
     for (std::uint64_t version = 1; version <= kVersions; ++version) {
@@ -213,17 +223,18 @@ TEST(ReplayConcurrencyTest, PublisherReadersBestSetterAndWatcherAtOnce) {
       v1::ModelInfo latest;
       const auto latest_status = service.LatestModel(&context, &latest_request, &latest);
       if (latest_status.ok() && latest.version() > kVersions) fail("LatestModel: unknown version");
-      grpc::testing::MockServerWriter<v1::ModelChunk> writer;
       std::string data;
       std::uint64_t version = 0;
-      EXPECT_CALL(writer, Write(_, _))
-          .WillRepeatedly(Invoke([&](const v1::ModelChunk& chunk, grpc::WriteOptions) {
-            if (chunk.has_info()) version = chunk.info().version();
-            data += chunk.data();
-            return true;
-          }));
+      grpc::ClientContext download;
+      download.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
       v1::GetModelRequest request;  // version 0: the latest
-      const auto status = service.get_model(context, request, writer);
+      auto stream = download_stub->GetModel(&download, request);
+      v1::ModelChunk chunk;
+      while (stream->Read(&chunk)) {
+        if (chunk.has_info()) version = chunk.info().version();
+        data += chunk.data();
+      }
+      const auto status = stream->Finish();
       if (status.ok()) {
         if (data != blob_of(version))
           fail("GetModel: version " + std::to_string(version) + " damaged");
@@ -257,14 +268,7 @@ TEST(ReplayConcurrencyTest, PublisherReadersBestSetterAndWatcherAtOnce) {
       }
     }
   });
-  // The watcher, over a real server with the same service (WatchModels is a
-  // callback stream): versions in increasing order, ending at the last one.
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_TRUE(server && port != 0);
+  // The watcher: versions in increasing order, ending at the last one.
   std::mutex watch_mutex;
   std::condition_variable watch_cv;
   std::vector<std::uint64_t> watched;  // guarded by watch_mutex
@@ -310,81 +314,6 @@ TEST(ReplayConcurrencyTest, PublisherReadersBestSetterAndWatcherAtOnce) {
   ASSERT_TRUE(kept.ok());
   EXPECT_LE(kept->size(), options.keep_models + 1);  // the newest keep_models and the best
   EXPECT_EQ(kept->back().version, kVersions);
-}
-
-// --max-model-downloads: a download held open (a client reading slowly) takes
-// the one slot; a second waits (counted as waiting), and is served in full
-// once the first is done, with the version read from the store only once.
-TEST(ReplayCapsTest, ADownloadBeyondTheSlotsWaitsItsTurnAndIsServed) {
-  replay::MemoryModelStore store;
-  metrics::Registry registry;
-  ReplayMetrics metrics(registry);
-  const rpc::ServerAuth auth;
-  const std::string blob = blob_of(1);
-  replay::ModelMeta meta;
-  meta.version = 1;
-  meta.size_bytes = blob.size();
-  meta.crc32 = rpc::blob_crc32(blob);
-  ASSERT_TRUE(store.publish(meta, blob).ok());
-  ModelRegistryOptions options;
-  options.max_model_downloads = 1;
-  options.chunk_bytes = 1000;
-  ModelRegistryImpl service(store, metrics, options, auth);
-
-  // The first download stops in its second Write until released.
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool inside = false, release = false;
-  std::thread slow([&] {
-    grpc::testing::MockServerWriter<v1::ModelChunk> writer;
-    int writes = 0;
-    EXPECT_CALL(writer, Write(_, _)).WillRepeatedly(Invoke([&](const v1::ModelChunk&, grpc::WriteOptions) {
-      if (++writes == 2) {
-        std::unique_lock lock(mutex);
-        inside = true;
-        cv.notify_all();
-        cv.wait(lock, [&] { return release; });
-      }
-      return true;
-    }));
-    grpc::ServerContext context;
-    EXPECT_TRUE(service.get_model(context, v1::GetModelRequest{}, writer).ok());
-  });
-  {
-    std::unique_lock lock(mutex);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return inside; }));
-  }
-  EXPECT_NE(registry.serialize().find("chessrl_replay_model_downloads_in_flight 1"), std::string::npos);
-  std::string second_data;
-  grpc::Status second_status(grpc::StatusCode::UNKNOWN, "not run");
-  std::thread second([&] {
-    grpc::testing::MockServerWriter<v1::ModelChunk> writer;
-    EXPECT_CALL(writer, Write(_, _))
-        .WillRepeatedly(Invoke([&](const v1::ModelChunk& chunk, grpc::WriteOptions) {
-          second_data += chunk.data();
-          return true;
-        }));
-    grpc::ServerContext context;
-    second_status = service.get_model(context, v1::GetModelRequest{}, writer);
-  });
-  for (int i = 0; i < 1000 && service.downloads().waiting() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_EQ(service.downloads().waiting(), 1u) << "the second download did not wait";
-  EXPECT_NE(registry.serialize().find("chessrl_replay_model_downloads_waiting 1"), std::string::npos);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_TRUE(second_data.empty()) << "the second download was sent beside the first";
-  {
-    std::lock_guard lock(mutex);
-    release = true;
-  }
-  cv.notify_all();
-  slow.join();
-  second.join();
-  EXPECT_TRUE(second_status.ok()) << second_status.error_message();
-  EXPECT_EQ(second_data, blob);
-  EXPECT_EQ(service.cache().store_reads(), 1u);
-  EXPECT_NE(registry.serialize().find("chessrl_replay_model_downloads_waiting 0"), std::string::npos);
-  EXPECT_NE(registry.serialize().find("chessrl_replay_model_downloads_in_flight 0"), std::string::npos);
 }
 
 }  // namespace

@@ -111,6 +111,24 @@ void ModelBlobCache::report() {
   if (metrics_.versions) metrics_.versions->set(static_cast<double>(entries_.size()));
 }
 
+std::optional<ModelBlob> ModelBlobCache::peek(std::uint64_t version) {
+  std::lock_guard lock(mutex_);
+  if (auto it = entries_.find(version); it != entries_.end()) {
+    it->second.used = ++tick_;
+    if (metrics_.hits) metrics_.hits->inc();
+    return it->second.blob;
+  }
+  if (auto it = live_.find(version); it != live_.end()) {
+    if (auto bytes = it->second.second.lock()) {
+      ModelBlob blob{it->second.first, std::move(bytes)};
+      keep(blob);
+      if (metrics_.hits) metrics_.hits->inc();
+      return blob;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<replay::ModelMeta> ModelBlobCache::cached_meta(std::uint64_t version) const {
   std::lock_guard lock(mutex_);
   if (auto it = entries_.find(version); it != entries_.end()) return it->second.blob.meta;
@@ -140,50 +158,132 @@ DownloadQueue::DownloadQueue(std::uint32_t slots, metrics::Gauge* in_flight,
   report();
 }
 
-grpc::Status DownloadQueue::enter(std::chrono::system_clock::time_point deadline,
-                                  const std::function<bool()>& cancelled, const char* what,
-                                  std::chrono::milliseconds check) {
-  std::unique_lock lock(mutex_);
-  if (queue_.empty() && in_flight_ < slots_) {
-    ++in_flight_;
-    report();
-    return grpc::Status::OK;
-  }
-  Waiter waiter;
-  const auto place = queue_.insert(queue_.end(), &waiter);
-  const std::size_t ahead = queue_.size() - 1;
-  report();
-  const auto start = std::chrono::steady_clock::now();
-  const auto leave_queue = [&](grpc::StatusCode code, const std::string& why) {
-    queue_.erase(place);
-    report();
-    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - start);
-    return grpc::Status(code, std::string(what) + ": " + why + " after waiting " +
-                                  std::to_string(waited.count()) +
-                                  " ms for a download slot (--max-model-downloads " +
-                                  std::to_string(slots_) + ", all sending; " +
-                                  std::to_string(ahead) + " were waiting ahead of it)");
-  };
-  while (!waiter.granted) {
-    const auto now = std::chrono::system_clock::now();
-    if (now >= deadline) return leave_queue(grpc::StatusCode::DEADLINE_EXCEEDED, "the deadline passed");
-    if (cancelled && cancelled()) return leave_queue(grpc::StatusCode::CANCELLED, "the client left");
-    changed_.wait_until(lock, deadline - now > check ? now + check : deadline);
-  }
-  return grpc::Status::OK;  // leave() handed its slot over
+std::uint64_t DownloadQueue::sized(std::uint64_t bytes) const {
+  return bytes != 0 ? bytes : static_cast<std::uint64_t>(mean_bytes_);
 }
 
-void DownloadQueue::leave() {
+std::optional<double> DownloadQueue::wait_seconds(std::uint64_t bytes_ahead) const {
+  if (seconds_per_byte_ <= 0) return std::nullopt;
+  // Every slot sends at 1 / seconds_per_byte_: what is queued ahead goes out
+  // over all of them, after the downloads in flight (half done, on average).
+  // Nothing to wait for while a slot is free.
+  if (in_flight_ < slots_ && bytes_ahead == 0) return 0.0;
+  const double bytes = static_cast<double>(bytes_ahead) + static_cast<double>(in_flight_bytes_) / 2;
+  return seconds_per_byte_ * bytes / slots_;
+}
+
+bool DownloadQueue::fits(std::uint64_t bytes_ahead, std::uint64_t bytes,
+                         std::chrono::system_clock::time_point deadline,
+                         std::chrono::system_clock::time_point now, double* wait) const {
+  const std::optional<double> waiting = wait_seconds(bytes_ahead);
+  if (!waiting) return true;  // no estimate yet: it waits
+  *wait = *waiting;
+  if (deadline == std::chrono::system_clock::time_point::max()) return true;
+  const double left = std::chrono::duration<double>(deadline - now).count();
+  return *waiting + seconds_per_byte_ * static_cast<double>(sized(bytes)) <= left;
+}
+
+QueueTurn DownloadQueue::enter(std::uint64_t bytes, std::chrono::system_clock::time_point deadline,
+                               OnTurn on_turn) {
   std::lock_guard lock(mutex_);
-  if (!queue_.empty()) {
-    queue_.front()->granted = true;  // the slot passes to the oldest waiter
-    queue_.pop_front();
-    changed_.notify_all();
-  } else if (in_flight_ > 0) {
-    --in_flight_;
+  if (bytes != 0) {
+    mean_bytes_ = mean_bytes_ == 0 ? static_cast<double>(bytes)
+                                   : 0.8 * mean_bytes_ + 0.2 * static_cast<double>(bytes);
   }
+  QueueTurn turn;
+  turn.ahead = queue_.size();
+  if (queue_.empty() && in_flight_ < slots_) {
+    ++in_flight_;
+    in_flight_bytes_ += sized(bytes);
+    report();
+    return turn;  // kGranted
+  }
+  double wait = 0;
+  if (!fits(queued_bytes_, bytes, deadline, std::chrono::system_clock::now(), &wait)) {
+    turn.kind = QueueTurn::Kind::kRefused;
+    turn.wait = std::chrono::milliseconds(static_cast<std::int64_t>(wait * 1000));
+    return turn;
+  }
+  turn.kind = QueueTurn::Kind::kWaiting;
+  turn.ticket = next_ticket_++;
+  queue_.push_back(Waiter{turn.ticket, sized(bytes), deadline, std::move(on_turn)});
+  queued_bytes_ += queue_.back().bytes;
   report();
+  return turn;
+}
+
+bool DownloadQueue::withdraw(std::uint64_t ticket) {
+  std::lock_guard lock(mutex_);
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->ticket != ticket) continue;
+    queued_bytes_ -= it->bytes;
+    queue_.erase(it);
+    report();
+    return true;
+  }
+  return false;
+}
+
+void DownloadQueue::leave(std::uint64_t bytes, std::chrono::steady_clock::duration took,
+                          bool completed) {
+  struct Told {
+    OnTurn on_turn;
+    bool granted;
+    std::chrono::milliseconds wait;
+  };
+  std::vector<Told> told;  // called after the lock
+  {
+    std::lock_guard lock(mutex_);
+    if (completed && bytes > 0) {
+      const double per_byte =
+          std::chrono::duration<double>(took).count() / static_cast<double>(bytes);
+      seconds_per_byte_ =
+          seconds_per_byte_ == 0 ? per_byte : 0.8 * seconds_per_byte_ + 0.2 * per_byte;
+    }
+    const std::uint64_t sent = sized(bytes);
+    in_flight_bytes_ -= std::min(in_flight_bytes_, sent);
+    if (!queue_.empty()) {
+      Waiter next = std::move(queue_.front());  // the slot passes to the oldest waiter
+      queue_.pop_front();
+      queued_bytes_ -= next.bytes;
+      in_flight_bytes_ += next.bytes;
+      told.push_back(Told{std::move(next.on_turn), true, std::chrono::milliseconds(0)});
+    } else if (in_flight_ > 0) {
+      --in_flight_;
+    }
+    // Those who would now wait past their deadline are told at once.
+    const auto now = std::chrono::system_clock::now();
+    std::uint64_t ahead = 0;
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      double wait = 0;
+      if (fits(ahead, it->bytes, it->deadline, now, &wait)) {
+        ahead += it->bytes;
+        ++it;
+        continue;
+      }
+      queued_bytes_ -= it->bytes;
+      told.push_back(Told{std::move(it->on_turn), false,
+                          std::chrono::milliseconds(static_cast<std::int64_t>(wait * 1000))});
+      it = queue_.erase(it);
+    }
+    report();
+  }
+  for (Told& t : told) t.on_turn(t.granted, t.wait);
+}
+
+std::optional<std::chrono::milliseconds> DownloadQueue::estimate_wait() const {
+  std::lock_guard lock(mutex_);
+  const std::optional<double> wait = wait_seconds(queued_bytes_);
+  if (!wait) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(*wait * 1000));
+}
+
+std::optional<std::chrono::milliseconds> DownloadQueue::estimate_transfer(
+    std::uint64_t bytes) const {
+  std::lock_guard lock(mutex_);
+  if (seconds_per_byte_ <= 0) return std::nullopt;
+  return std::chrono::milliseconds(
+      static_cast<std::int64_t>(seconds_per_byte_ * static_cast<double>(sized(bytes)) * 1000));
 }
 
 std::uint32_t DownloadQueue::in_flight() const {
@@ -199,6 +299,56 @@ std::size_t DownloadQueue::waiting() const {
 void DownloadQueue::report() {
   if (in_flight_gauge_) in_flight_gauge_->set(static_cast<double>(in_flight_));
   if (waiting_gauge_) waiting_gauge_->set(static_cast<double>(queue_.size()));
+}
+
+TaskPool::TaskPool(int threads) {
+  for (int i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { run(); });
+}
+
+TaskPool::~TaskPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& thread : threads_) thread.join();
+}
+
+void TaskPool::post(std::function<void()> task) {
+  post_at(std::chrono::steady_clock::time_point::min(), std::move(task));
+}
+
+void TaskPool::post_at(std::chrono::steady_clock::time_point when, std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    tasks_.emplace(when, std::move(task));
+  }
+  wake_.notify_one();
+}
+
+void TaskPool::run() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (tasks_.empty()) {
+      wake_.wait(lock);
+      continue;
+    }
+    const auto first = tasks_.begin();
+    if (first->first > std::chrono::steady_clock::now()) {
+      wake_.wait_until(lock, first->first);
+      continue;
+    }
+    std::function<void()> task = std::move(first->second);
+    tasks_.erase(first);
+    lock.unlock();
+    try {
+      task();
+    } catch (...) {
+      // A task reports its own failures; one that throws must not end the thread.
+    }
+    lock.lock();
+  }
 }
 
 }  // namespace chessrl::replay_service

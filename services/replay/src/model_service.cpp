@@ -1,6 +1,7 @@
 // ModelRegistryImpl: the model registry's handlers (PublishModel, GetModel,
 // LatestModel, SetBest, BestModel) and ModelMeta <-> ModelInfo. WatchModels
-// is in model_watch.cpp, LeaseModel in model_lease.cpp.
+// is in model_watch.cpp, GetModel in model_download.cpp, LeaseModel in
+// model_lease.cpp.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +26,9 @@ using handler::unavailable;
 // Versions whose metadata the hub keeps; a watcher further behind skips to
 // the newest.
 constexpr std::size_t kRecentVersions = 64;
+// The download side's worker threads (store calls, the cache's reads): one
+// read in flight per version, so a few are enough.
+constexpr int kDownloadThreads = 3;
 
 std::int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -71,11 +75,15 @@ ModelRegistryImpl::ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& m
                             &metrics.model_cache_hits, &metrics.model_blob_reads})),
       downloads_(std::make_unique<DownloadQueue>(options.max_model_downloads,
                                                  &metrics.model_downloads_in_flight,
-                                                 &metrics.model_downloads_waiting)) {
+                                                 &metrics.model_downloads_waiting)),
+      pool_(std::make_unique<TaskPool>(kDownloadThreads)) {
   hub_->start();
 }
 
-ModelRegistryImpl::~ModelRegistryImpl() { hub_->stop(); }
+ModelRegistryImpl::~ModelRegistryImpl() {
+  pool_.reset();  // its tasks use the hub and the cache
+  hub_->stop();
+}
 
 replay::StoreResult<std::optional<replay::ModelMeta>> ModelRegistryImpl::latest() {
   const std::shared_ptr<const ModelView> view = hub_->view();
@@ -228,79 +236,6 @@ void ModelRegistryImpl::prune() {
                "the best are kept)\n",
                pruned->size() == 1 ? "" : "s", versions.c_str(), options_.keep_models,
                options_.keep_models);
-}
-
-Status ModelRegistryImpl::GetModel(grpc::ServerContext* context, const v1::GetModelRequest* request,
-                                   grpc::ServerWriter<v1::ModelChunk>* writer) {
-  return get_model(*context, *request, *writer);
-}
-
-Status ModelRegistryImpl::get_model(grpc::ServerContext& context,
-                                    const v1::GetModelRequest& request,
-                                    grpc::ServerWriterInterface<v1::ModelChunk>& writer) {
-  return authorized(metrics_, auth_, context, rpc::Action::kRead, "GetModel", [&] {
-    return get(context, request, writer);
-  });
-}
-
-Status ModelRegistryImpl::get(grpc::ServerContext& context, const v1::GetModelRequest& request,
-                              grpc::ServerWriterInterface<v1::ModelChunk>& writer) {
-  if (request.best() && request.version() != 0) {
-    return Status(StatusCode::INVALID_ARGUMENT, "GetModel: give a version or best, not both");
-  }
-  // The version, with its metadata when this process knows it (no store call).
-  std::uint64_t version = request.version();
-  std::optional<replay::ModelMeta> meta;
-  if (request.best() || version == 0) {
-    // The pointers from the store (one small call: exact even just after
-    // another process published), the latest from memory while it is down.
-    auto found = request.best() ? store_.best() : store_.latest();
-    if (!found.ok() && !request.best() && hub_->view()->known) found = latest();
-    if (!found.ok()) return store_error("GetModel", found);
-    if (!found->has_value()) {
-      return Status(StatusCode::NOT_FOUND, request.best() ? "GetModel: no best model yet"
-                                                          : "GetModel: no model published yet");
-    }
-    meta = std::move(*found);
-    version = meta->version;
-  } else if (const replay::ModelMeta* known = hub_->view()->find(version)) {
-    meta = *known;
-  }
-  // A slot among the streams sending, waiting in order for one (--max-model-downloads).
-  if (Status entered = downloads_->enter(context.deadline(),
-                                         [&context] { return context.IsCancelled(); }, "GetModel");
-      !entered.ok()) {
-    return entered;
-  }
-  struct Leave {
-    DownloadQueue& queue;
-    ~Leave() { queue.leave(); }
-  } leave{*downloads_};
-  auto blob = cache_->get(version, meta ? &*meta : nullptr);
-  if (!blob.ok()) {
-    metrics_.store_errors.inc();
-    return store_error("GetModel", blob);
-  }
-  if (!blob->has_value()) {
-    return Status(StatusCode::NOT_FOUND,
-                  meta ? "GetModel: version " + std::to_string(version) +
-                             " was pruned before it was read (--keep-models)"
-                       : "GetModel: no version " + std::to_string(version) +
-                             " (never published, or pruned: the registry keeps the newest "
-                             "--keep-models versions and the best)");
-  }
-  const std::string& data = *(*blob)->bytes;
-  std::size_t offset = 0;
-  v1::ModelChunk chunk;
-  *chunk.mutable_info() = to_proto((*blob)->meta);
-  do {
-    const std::size_t n = std::min<std::size_t>(options_.chunk_bytes, data.size() - offset);
-    chunk.set_data(data.data() + offset, n);
-    offset += n;
-    if (!writer.Write(chunk)) return Status(StatusCode::CANCELLED, "GetModel: client went away");
-    chunk.clear_info();
-  } while (offset < data.size());
-  return Status::OK;
 }
 
 Status ModelRegistryImpl::LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest*,

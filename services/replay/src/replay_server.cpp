@@ -92,6 +92,7 @@ void ReplayServer::shutdown(std::chrono::milliseconds grace) {
   if (monitor_.joinable()) monitor_.join();
   if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
   registry_service_.stop_watchers();
+  registry_service_.stop_downloads();
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
 }

@@ -121,6 +121,10 @@ ReplayMetrics::ReplayMetrics(metrics::Registry& registry)
                                         "another download had started)")),
       model_blob_reads(registry.counter("chessrl_replay_model_blob_reads_total",
                                         "Model versions read whole from the store")),
+      model_downloads_deferred(registry.counter(
+          "chessrl_replay_model_downloads_deferred_total",
+          "GetModel calls answered UNAVAILABLE with a chessrl-retry-after-ms trailer: their "
+          "deadline would pass before their turn for a download slot")),
       pushes_in_flight(
           registry.gauge("chessrl_replay_pushes_in_flight",
                          "PushGames calls being handled (capped by --max-push-calls)")),

@@ -75,6 +75,8 @@ struct ReplayMetrics {
   metrics::Gauge& model_cache_versions;       // versions held by the model cache
   metrics::Counter& model_cache_hits;         // blob requests answered from memory
   metrics::Counter& model_blob_reads;         // model blobs read from the store
+  // GetModel calls answered UNAVAILABLE: their deadline would pass before their turn.
+  metrics::Counter& model_downloads_deferred;
   metrics::Gauge& pushes_in_flight;      // PushGames calls admitted and not yet answered
   metrics::Gauge& push_bytes_in_flight;  // their request bytes
   // PushGames calls refused at the door: "busy_calls" (--max-push-calls),
@@ -149,10 +151,13 @@ struct ModelRegistryOptions {
   // 3.3 MB; a version larger than this is streamed without being kept.
   std::uint64_t model_cache_bytes = 64ull << 20;
   // GetModel streams sending at once; the next ones wait in arrival order
-  // until a stream ends, or answer DEADLINE_EXCEEDED when their own deadline
-  // passes first (none is refused for being busy). A stream holds the chunk
-  // being written and gRPC's copy of it, about 2 MiB: 32 hold about 64 MiB
-  // beside the cache (docs/replay.md, "Model distribution").
+  // (holding no thread) until a stream ends. One whose deadline would pass
+  // before its turn and its transfer (estimated from recent downloads) is
+  // answered UNAVAILABLE with the trailer `chessrl-retry-after-ms` shortly
+  // before that deadline, instead of DEADLINE_EXCEEDED at it (none is refused
+  // for being busy alone). A stream holds the chunk being written and gRPC's
+  // copy of it, about 2 MiB: 32 hold about 64 MiB beside the cache
+  // (docs/replay.md, "Model distribution").
   std::uint32_t max_model_downloads = 32;
   // WatchModels streams open at once (one per self-play pod and evaluator).
   // A stream holds no thread and a few KB (measured in docs/replay.md); the
@@ -172,11 +177,20 @@ struct ModelRegistryOptions {
 // The trailing metadata a refusal for capacity carries: the client should
 // open its next stream on another replica (a new connection), not this one.
 inline constexpr const char* kRetryElsewhereKey = "chessrl-retry-elsewhere";
+// The trailing metadata of a GetModel answered UNAVAILABLE because its
+// deadline would pass before its turn in the download queue: the
+// milliseconds after which a call with the same deadline would likely be
+// served (0: at once).
+inline constexpr const char* kRetryAfterMsKey = "chessrl-retry-after-ms";
+
+class DownloadStream;
 
 class ModelRegistryImpl final
-    : public v1::ModelRegistry::WithCallbackMethod_WatchModels<v1::ModelRegistry::Service> {
+    : public v1::ModelRegistry::WithCallbackMethod_GetModel<
+          v1::ModelRegistry::WithCallbackMethod_WatchModels<v1::ModelRegistry::Service>> {
  public:
-  // Starts the hub's polling thread (stopped by the destructor).
+  // Starts the hub's polling thread and the download side's few worker
+  // threads (stopped by the destructor).
   ModelRegistryImpl(replay::ModelStore& store, ReplayMetrics& metrics, ModelRegistryOptions options,
                     const rpc::ServerAuth& auth);
   ~ModelRegistryImpl() override;
@@ -184,8 +198,10 @@ class ModelRegistryImpl final
   grpc::Status PublishModel(grpc::ServerContext* context,
                             grpc::ServerReader<v1::ModelChunk>* reader,
                             v1::ModelInfo* reply) override;
-  grpc::Status GetModel(grpc::ServerContext* context, const v1::GetModelRequest* request,
-                        grpc::ServerWriter<v1::ModelChunk>* writer) override;
+  // A callback stream (model_download.cpp): waiting for a slot it holds no
+  // thread; its store calls run on the registry's worker threads.
+  grpc::ServerWriteReactor<v1::ModelChunk>* GetModel(grpc::CallbackServerContext* context,
+                                                     const v1::GetModelRequest* request) override;
   grpc::Status LatestModel(grpc::ServerContext* context, const v1::LatestModelRequest* request,
                            v1::ModelInfo* reply) override;
   // A callback stream (model_watch.cpp): it holds no thread while it waits.
@@ -199,14 +215,12 @@ class ModelRegistryImpl final
   grpc::Status LeaseModel(grpc::ServerContext* context, const v1::LeaseModelRequest* request,
                           v1::ModelInfo* reply) override;
 
-  // The streaming handlers over grpc's stream interfaces: the overrides above
-  // call these, and tests drive them with grpc::testing's mock streams
+  // PublishModel over grpc's stream interface: the override above calls it,
+  // and tests drive it with grpc::testing's mock streams
   // (tests/services/replay_concurrency_test.cpp, run under ThreadSanitizer).
   grpc::Status publish_model(grpc::ServerContext& context,
                              grpc::ServerReaderInterface<v1::ModelChunk>& reader,
                              v1::ModelInfo& reply);
-  grpc::Status get_model(grpc::ServerContext& context, const v1::GetModelRequest& request,
-                         grpc::ServerWriterInterface<v1::ModelChunk>& writer);
 
   // A version's metadata and bytes through the same cache as GetModel (one
   // store read per version per process; version 0: the latest). nullopt: no
@@ -224,13 +238,17 @@ class ModelRegistryImpl final
   // Ends every WatchModels stream (UNAVAILABLE) and refuses new ones (for
   // shutdown: they would otherwise run forever).
   void stop_watchers();
+  // Ends every GetModel stream waiting for a slot or sending (UNAVAILABLE,
+  // a sending one after its chunk in flight) and refuses new ones.
+  void stop_downloads();
 
  private:
   friend class WatchStream;
+  friend class DownloadStream;
   grpc::Status publish(grpc::ServerContext& context,
                        grpc::ServerReaderInterface<v1::ModelChunk>& reader, v1::ModelInfo& reply);
-  grpc::Status get(grpc::ServerContext& context, const v1::GetModelRequest& request,
-                   grpc::ServerWriterInterface<v1::ModelChunk>& writer);
+  // A GetModel stream ended (model_download.cpp).
+  void download_left(DownloadStream* stream);
   // Deletes the versions beyond options_.keep_models (logged, counted).
   void prune();
   // A WatchModels stream ended (model_watch.cpp).
@@ -245,6 +263,12 @@ class ModelRegistryImpl final
   std::mutex watch_mutex_;
   bool stopping_ = false;       // guarded by watch_mutex_
   std::uint32_t watchers_ = 0;  // guarded by watch_mutex_: WatchModels streams open
+  std::mutex download_mutex_;
+  bool downloads_stopping_ = false;  // guarded by download_mutex_
+  // GetModel streams not yet done, guarded by download_mutex_.
+  std::map<DownloadStream*, std::weak_ptr<DownloadStream>> download_streams_;
+  // Last: its threads stop first, before what their tasks use.
+  std::unique_ptr<TaskPool> pool_;
 };
 
 // ModelMeta <-> ModelInfo.
