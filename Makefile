@@ -80,17 +80,18 @@ bench-train: build
 # the per-unit Redis and replay costs, the capacity model, one step of shard
 # scaling and the window's memory per position (bench capacity, ~15 min). Then
 # model fan-out (docs/scaling.md, "Model fan-out"): 1,000 model followers over 1
-# and 2 replay processes, a 14 MB version a minute for 10 minutes and a 3.3 MB one
-# for 5, and 2,000 idle watch streams (~36 min).
+# and 2 replay processes, a 14 MB version a minute for 10 minutes (4 with 2
+# replicas: the bench's own memory grows with each version) and a 3.3 MB one for
+# 4, and 2,000 idle watch streams (~25 min).
 bench-scale: build
 	@$(CHESSRL) bench capacity
 	@$(CHESSRL) bench load --producers 1000 --rate 0.111 --seconds 600
 	@$(CHESSRL) bench load --producers 64 --rate 11.1 --shards 4 --kill-shard-at 20 --restart-after 2 --seconds 60
 	@$(CHESSRL) bench load --producers 1000 --overload 3 --buffer-games 64 --plies 80 --measure 20 --seconds 90 --drain 180 --samplers 1
 	@$(CHESSRL) bench fanout --followers 1000 --replicas 1 --versions 10 --interval 60s --model-bytes 14MB
-	@$(CHESSRL) bench fanout --followers 1000 --replicas 2 --versions 10 --interval 60s --model-bytes 14MB
-	@$(CHESSRL) bench fanout --followers 1000 --replicas 1 --versions 5 --interval 60s --model-bytes 3.3MB
-	@$(CHESSRL) bench fanout --followers 1000 --replicas 2 --versions 5 --interval 60s --model-bytes 3.3MB
+	@$(CHESSRL) bench fanout --followers 1000 --replicas 2 --versions 4 --interval 60s --model-bytes 14MB
+	@$(CHESSRL) bench fanout --followers 1000 --replicas 1 --versions 4 --interval 60s --model-bytes 3.3MB
+	@$(CHESSRL) bench fanout --followers 1000 --replicas 2 --versions 4 --interval 60s --model-bytes 3.3MB
 	@$(CHESSRL) bench fanout --idle-watchers 2000 --idle-seconds 60
 	@$(CHESSRL) bench swap --repeat 3 --seconds 120
 
