@@ -196,7 +196,9 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
   app.add_option("--max-model-downloads", s.server.models.max_model_downloads,
                  "GetModel streams sending at once (each holds about two 1 MiB chunks); the "
-                 "next wait in order for one to end, up to their own deadline")
+                 "next wait in order for one to end, holding no thread; one whose deadline would "
+                 "pass before its turn is answered UNAVAILABLE with the trailer "
+                 "chessrl-retry-after-ms shortly before it")
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
   app.add_option("--max-watchers", s.server.models.max_watchers,
