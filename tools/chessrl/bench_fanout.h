@@ -78,6 +78,9 @@ double redis_output_bytes(const harness::RedisServer& redis);
 // The sum of calls over INFO commandstats, and the calls by command.
 double redis_calls(const harness::RedisServer& redis, std::map<std::string, double>* by_command);
 
+// The machine's MemAvailable in MiB (/proc/meminfo); -1 when unreadable.
+long mem_available_mib();
+
 // Raises the soft open-file limit to `wanted` (children inherit it); throws
 // chessrl::Error naming the hard limit when it cannot.
 void raise_file_limit(std::uint64_t wanted);

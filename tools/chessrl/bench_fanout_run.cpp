@@ -37,6 +37,7 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 constexpr double kNotifyBound = 2;          // seconds from publish to every follower knowing
 constexpr double kBaseMiB = 256;            // replay RSS allowed beside its cache's bound
 constexpr double kHoldMarks[] = {2, 5, 10, 30, 60};
+constexpr long kMinFreeMiB = 2048;  // the run stops when the machine has less left
 
 // One follower's record (seconds since the bench started), written from its threads.
 struct FollowerRecord {
@@ -393,6 +394,14 @@ int run_fanout(const FanoutOptions& o) {
       const double at = first + (v - 1) * o.interval;
       while (now() < at) {
         progress.show("v%d in %.0f s", v, at - now());
+        // The followers' buffers grow with each version (gRPC's, 1,000
+        // connections in one process): stop before the kernel kills something.
+        if (const long left = mem_available_mib(); left >= 0 && left < kMinFreeMiB)
+          throw Error("bench fanout: the machine has " + std::to_string(left) +
+                      " MiB of memory left (this process holds " +
+                      std::to_string(rss_kb(::getpid()) / 1024) +
+                      " MiB); stopped before v" + std::to_string(v) +
+                      ": run fewer --versions or --followers");
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
       out_bytes[std::size_t(v)] = redis_output_bytes(*fleet.redis);

@@ -181,6 +181,16 @@ double redis_calls(const harness::RedisServer& redis, std::map<std::string, doub
   return total;
 }
 
+long mem_available_mib() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  long kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb / 1024;
+  return -1;
+}
+
 void raise_file_limit(std::uint64_t wanted) {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= wanted) return;
