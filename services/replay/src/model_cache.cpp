@@ -251,6 +251,7 @@ void DownloadQueue::leave(std::uint64_t bytes, std::chrono::steady_clock::durati
     } else if (in_flight_ > 0) {
       --in_flight_;
     }
+    if (in_flight_ == 0) in_flight_bytes_ = 0;  // sizes assumed from the mean do not drift
     // Those who would now wait past their deadline are told at once.
     const auto now = std::chrono::system_clock::now();
     std::uint64_t ahead = 0;
