@@ -73,6 +73,12 @@ class ScriptedRegistry final : public v1::ModelRegistry::Service {
     std::lock_guard lock(mutex_);
     fail_gets_ = n;
   }
+  // The failed gets carry chessrl-retry-after-ms: `ms` (the registry's queue
+  // naming when the caller's turn comes).
+  void retry_after(std::string ms) {
+    std::lock_guard lock(mutex_);
+    retry_after_ = std::move(ms);
+  }
   std::vector<Clock::time_point> get_times() {
     std::lock_guard lock(mutex_);
     return get_times_;
@@ -104,7 +110,7 @@ class ScriptedRegistry final : public v1::ModelRegistry::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetModel(grpc::ServerContext*, const v1::GetModelRequest* request,
+  grpc::Status GetModel(grpc::ServerContext* context, const v1::GetModelRequest* request,
                         grpc::ServerWriter<v1::ModelChunk>* writer) override {
     std::uint64_t version = request->version();
     {
@@ -112,6 +118,7 @@ class ScriptedRegistry final : public v1::ModelRegistry::Service {
       get_times_.push_back(Clock::now());
       if (fail_gets_ > 0) {
         --fail_gets_;
+        if (!retry_after_.empty()) context->AddTrailingMetadata(rpc::kRetryAfterMsKey, retry_after_);
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "scripted failure");
       }
       if (version == 0) version = latest_;
@@ -171,6 +178,7 @@ class ScriptedRegistry final : public v1::ModelRegistry::Service {
   int refuse_watches_ = 0;
   int watches_refused_ = 0;
   int fail_gets_ = 0;
+  std::string retry_after_;
   int latest_calls_ = 0;
   std::vector<Clock::time_point> get_times_;
   std::vector<std::string> watch_peers_;
@@ -284,6 +292,35 @@ TEST(ModelFollowerPolicy, FailedDownloadsRetryWithJitterOfTheirOwn) {
   int differ = 0;
   for (std::size_t i = 0; i < gaps[0].size(); ++i) differ += std::abs(gaps[0][i] - gaps[1][i]) > 5;
   EXPECT_GE(differ, 3) << "the two followers retry in step";
+}
+
+// A download the registry answers UNAVAILABLE with chessrl-retry-after-ms
+// comes back after that long (plus at most a tenth), not after the follower's
+// own backoff; a malformed hint is ignored (the backoff applies).
+TEST(ModelFollowerPolicy, ADownloadComesBackWhenTheRegistrySays) {
+  for (const std::string hint : {"600", "6x0"}) {
+    ScriptedRegistry registry;
+    Harness h(registry);
+    h.options.download_backoff = {5s, 5s, 2, BackoffPolicy::Jitter::kNone, std::nullopt};
+    registry.publish(1);
+    registry.retry_after(hint);
+    registry.fail_gets(1);
+    runtime::ModelFollower follower(h.options);
+    if (hint == "600") {
+      EXPECT_EQ(h.next_taken(follower, 5s), 1u) << h.logged();
+      const auto times = registry.get_times();
+      ASSERT_EQ(times.size(), 2u);
+      const double ms = std::chrono::duration<double, std::milli>(times[1] - times[0]).count();
+      EXPECT_GE(ms, 600.0);
+      EXPECT_LE(ms, 600.0 + 60.0 + 1000.0) << "the hint, a tenth of jitter, a loaded machine";
+      EXPECT_EQ(h.logged().find("retrying with backoff"), std::string::npos)
+          << "a turn named by the queue is no failure to log";
+    } else {
+      ASSERT_TRUE(eventually([&] { return registry.get_times().size() >= 1; }));
+      std::this_thread::sleep_for(1500ms);
+      EXPECT_EQ(registry.get_times().size(), 1u) << "a malformed hint falls back to the 5 s backoff";
+    }
+  }
 }
 
 // A version published while the follower waits out a long retry of an older

@@ -52,10 +52,16 @@ void sleep_unless_stopped(std::chrono::milliseconds wait, const std::stop_token&
   cv.wait_for(lock, stop, wait, [] { return false; });
 }
 
-// The failure of `call`: "Call: CODE: server message", the code, and whether
-// the server named another replica.
-RpcFailure failed(const char* call, const grpc::Status& status, bool elsewhere = false) {
-  return RpcFailure{describe(call, status), status.error_code(), elsewhere};
+// What a failed call's trailers said about asking again.
+struct RetryHints {
+  bool elsewhere = false;                          // kRetryElsewhereKey
+  std::optional<std::chrono::milliseconds> after;  // kRetryAfterMsKey
+};
+
+// The failure of `call`: "Call: CODE: server message", the code, and what the
+// server said about asking again.
+RpcFailure failed(const char* call, const grpc::Status& status, const RetryHints& hints = {}) {
+  return RpcFailure{describe(call, status), status.error_code(), hints.elsewhere, hints.after};
 }
 
 }  // namespace
@@ -89,10 +95,12 @@ namespace {
 
 // Runs `call(context)` until it succeeds, fails for good, or runs out of tries;
 // with `calls`, each attempt is registered there while it runs (cancel()).
-// `elsewhere`, when given, says whether the last answer carried kRetryElsewhereKey.
+// `hints`, when given, gets what the last answer's trailers said about asking
+// again. A retry waits as long as the server's kRetryAfterMsKey says, when it
+// says, rather than the backoff.
 template <class Call>
 grpc::Status with_retries(const ClientOptions& options, Call&& call,
-                          CallsInFlight* calls = nullptr, bool* elsewhere = nullptr) {
+                          CallsInFlight* calls = nullptr, RetryHints* hints = nullptr) {
   std::optional<Backoff> backoff;  // made at the first retry only
   for (int attempt = 1;; ++attempt) {
     grpc::ClientContext context;
@@ -105,11 +113,12 @@ grpc::Status with_retries(const ClientOptions& options, Call&& call,
     grpc::Status status = call(context);
     if (calls) calls->remove(&context);
     if (status.ok() || attempt >= options.attempts || !transient(status.error_code())) {
-      if (elsewhere) *elsewhere = !status.ok() && retry_elsewhere(context);
+      if (hints && !status.ok()) *hints = {retry_elsewhere(context), retry_after(context)};
       return status;
     }
     if (!backoff) backoff.emplace(options.retry_backoff());
-    std::this_thread::sleep_for(*backoff->next());
+    const auto wait = *backoff->next();
+    std::this_thread::sleep_for(retry_after(context).value_or(wait));
   }
 }
 
@@ -119,6 +128,18 @@ bool retry_elsewhere(const grpc::ClientContext& context) {
   const auto& trailers = context.GetServerTrailingMetadata();
   const auto found = trailers.find(kRetryElsewhereKey);
   return found != trailers.end() && found->second == "1";
+}
+
+std::optional<std::chrono::milliseconds> retry_after(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto found = trailers.find(kRetryAfterMsKey);
+  if (found == trailers.end()) return std::nullopt;
+  const std::string text(found->second.data(), found->second.size());
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const std::int64_t ms = std::stoll(text);
+  if (ms > 3'600'000) return std::nullopt;  // an hour at most: anything longer is not a hint
+  return std::chrono::milliseconds(ms);
 }
 
 bool transient(grpc::StatusCode code) {
@@ -362,7 +383,7 @@ RpcResult<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::u
   request.set_version(version);
   request.set_best(best);
   std::pair<v1::ModelInfo, std::string> out;
-  bool elsewhere = false;
+  RetryHints hints;
   auto status = with_retries(options_, [&](grpc::ClientContext& context) {
     out = {};
     auto reader = stub_->GetModel(&context, request);
@@ -388,8 +409,8 @@ RpcResult<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::u
       out.second += chunk.data();
     }
     return reader->Finish();
-  }, nullptr, &elsewhere);
-  if (!status.ok()) return failed("GetModel", status, elsewhere);
+  }, nullptr, &hints);
+  if (!status.ok()) return failed("GetModel", status, hints);
   if (out.second.size() != out.first.size_bytes()) {
     return RpcFailure{"GetModel: received " + std::to_string(out.second.size()) + " bytes of " +
                           std::to_string(out.first.size_bytes()),
@@ -408,12 +429,12 @@ template <class Call>
 RpcResult<std::optional<v1::ModelInfo>> optional_info(const ClientOptions& options,
                                                       const char* name, Call&& call) {
   v1::ModelInfo reply;
-  bool elsewhere = false;
+  RetryHints hints;
   auto status = with_retries(
       options, [&](grpc::ClientContext& context) { return call(context, reply); }, nullptr,
-      &elsewhere);
+      &hints);
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) return std::optional<v1::ModelInfo>();
-  if (!status.ok()) return failed(name, status, elsewhere);
+  if (!status.ok()) return failed(name, status, hints);
   return std::optional<v1::ModelInfo>(reply);
 }
 

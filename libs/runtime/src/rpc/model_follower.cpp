@@ -231,6 +231,16 @@ void ModelFollower::load_loop() {
         if (failing) log("model registry answers again");
         failing = false;
       } else {
+        if (got.retry_after()) {
+          // The registry's queue named when this download's turn comes: back
+          // then, plus up to a tenth (so the callers it answered alike do not
+          // all arrive in the same instant), and not counted as a failure.
+          const auto after = *got.retry_after();
+          failed_version_ = version;
+          retry_at_ = Clock::now() + after + jitter(after / 10);
+          settle();
+          continue;
+        }
         if (!failing) {
           log("cannot download model version " + std::to_string(version) + " (" + got.error() +
               "); retrying with backoff");

@@ -41,6 +41,13 @@ inline constexpr std::uint64_t kMaxModelVersion = (std::uint64_t{1} << 53) - 1;
 // new one (make_fresh_channel), which a Kubernetes Service balances anew.
 inline constexpr char kRetryElsewhereKey[] = "chessrl-retry-elsewhere";
 
+// Trailing metadata (milliseconds, decimal) a server adds to an UNAVAILABLE
+// that knows when it can serve: GetModel's queue answers so when a caller's
+// turn would come after its deadline. The client comes back after that long
+// instead of after its own backoff (and instead of waiting out its deadline
+// in the queue only to join it again at the back).
+inline constexpr char kRetryAfterMsKey[] = "chessrl-retry-after-ms";
+
 // Who the client is and how it reaches the server safely.
 struct ClientSecurity {
   // Sent with every call as `authorization: Bearer <token>` when not empty
@@ -124,6 +131,8 @@ struct RpcFailure {
   std::string message;
   grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
   bool retry_elsewhere = false;  // the server's answer carried kRetryElsewhereKey
+  // The server's answer carried kRetryAfterMsKey: when to ask again.
+  std::optional<std::chrono::milliseconds> retry_after = std::nullopt;
 };
 
 template <class T>
@@ -133,22 +142,28 @@ class [[nodiscard]] RpcResult : public Result<T> {
   RpcResult(RpcFailure failure)                        // NOLINT(google-explicit-constructor)
       : Result<T>(Failure{std::move(failure.message)}),
         code_(failure.code),
-        retry_elsewhere_(failure.retry_elsewhere) {}
+        retry_elsewhere_(failure.retry_elsewhere),
+        retry_after_(failure.retry_after) {}
 
   grpc::StatusCode code() const { return code_; }
   // The server refused for capacity and named another replica as the way out:
   // ask again on a fresh channel (make_fresh_channel).
   bool retry_elsewhere() const { return retry_elsewhere_; }
+  // The server said when it can serve (kRetryAfterMsKey): ask again after that.
+  std::optional<std::chrono::milliseconds> retry_after() const { return retry_after_; }
   // Failed, and transient(code()) or retry_elsewhere().
   bool transient() const { return !this->ok() && (rpc::transient(code_) || retry_elsewhere_); }
 
  private:
   grpc::StatusCode code_ = grpc::StatusCode::OK;
   bool retry_elsewhere_ = false;
+  std::optional<std::chrono::milliseconds> retry_after_;
 };
 
 // Whether a finished call's trailing metadata carries kRetryElsewhereKey.
 bool retry_elsewhere(const grpc::ClientContext& context);
+// A finished call's kRetryAfterMsKey, when it carries a valid one (0 to one hour).
+std::optional<std::chrono::milliseconds> retry_after(const grpc::ClientContext& context);
 
 // zlib's CRC-32 of `bytes`, any length (crc32_z: no 4 GiB wrap).
 std::uint32_t blob_crc32(std::string_view bytes);
