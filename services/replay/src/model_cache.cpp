@@ -252,13 +252,16 @@ void DownloadQueue::leave(std::uint64_t bytes, std::chrono::steady_clock::durati
       --in_flight_;
     }
     if (in_flight_ == 0) in_flight_bytes_ = 0;  // sizes assumed from the mean do not drift
-    // Those who would now wait past their deadline are told at once.
+    // Those who would now wait past their deadline are told at once. One
+    // told keeps its place in the estimates of those behind it: it is to
+    // come back before them.
     const auto now = std::chrono::system_clock::now();
     std::uint64_t ahead = 0;
     for (auto it = queue_.begin(); it != queue_.end();) {
       double wait = 0;
-      if (fits(ahead, it->bytes, it->deadline, now, &wait)) {
-        ahead += it->bytes;
+      const bool fit = fits(ahead, it->bytes, it->deadline, now, &wait);
+      ahead += it->bytes;
+      if (fit) {
         ++it;
         continue;
       }

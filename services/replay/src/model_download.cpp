@@ -259,6 +259,7 @@ class DownloadStream final : public grpc::ServerWriteReactor<v1::ModelChunk>,
   // Its deadline would pass before its turn: answered shortly before it.
   void defer(std::chrono::milliseconds wait) {
     refused_wait_ = wait;
+    turn_at_ = std::chrono::steady_clock::now() + wait;
     const auto left = deadline_ - std::chrono::system_clock::now() - kAnswerBeforeDeadline;
     const auto when =
         std::chrono::steady_clock::now() +
@@ -271,14 +272,17 @@ class DownloadStream final : public grpc::ServerWriteReactor<v1::ModelChunk>,
   void answer_deferred() {
     if (finished()) return;
     DownloadQueue& queue = *registry_.downloads_;
-    // Coming back now, it would wait behind everyone queued then be sent: the
-    // retry should start when that fits in a call as long as this one.
-    const std::chrono::milliseconds wait = queue.estimate_wait().value_or(refused_wait_);
+    // Its turn was estimated at turn_at_: a call as long as this one, started
+    // `retry` from now, would then wait about half its length for that turn
+    // and leave the other half for its transfer and the estimate's error.
     const std::chrono::milliseconds transfer =
         queue.estimate_transfer(meta_ ? meta_->size_bytes : 0).value_or(std::chrono::milliseconds(0));
     const auto call = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - arrived_at_);
-    const std::chrono::milliseconds retry =
-        std::max(std::chrono::milliseconds(0), wait + transfer - call);
+    const auto until_turn = std::chrono::duration_cast<std::chrono::milliseconds>(
+        turn_at_ - std::chrono::steady_clock::now());
+    const std::chrono::milliseconds retry = std::max(
+        std::chrono::milliseconds(0),
+        until_turn - std::max(std::chrono::milliseconds(0), call - transfer) / 2);
     registry_.metrics_.model_downloads_deferred.inc();
     finish(Status(StatusCode::UNAVAILABLE,
                   "GetModel: about " + std::to_string(refused_wait_.count()) +
@@ -322,7 +326,8 @@ class DownloadStream final : public grpc::ServerWriteReactor<v1::ModelChunk>,
   const std::chrono::system_clock::time_point deadline_;
   const std::chrono::steady_clock::time_point arrived_;
   const std::chrono::system_clock::time_point arrived_at_;
-  std::chrono::milliseconds refused_wait_{0};
+  std::chrono::milliseconds refused_wait_{0};       // set once, before answer_deferred
+  std::chrono::steady_clock::time_point turn_at_;  // likewise: the estimated turn
   std::mutex mutex_;
   State state_ = State::kStarting;  // guarded by mutex_
   std::uint64_t ticket_ = 0;        // guarded by mutex_: while kWaiting
