@@ -36,6 +36,7 @@
 #include "chessrl/metrics/registry.h"
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/network_config.h"
+#include "chessrl/nn/torch_backend.h"
 #include "chessrl/replay/memory_store.h"
 #include "chessrl/replay_service/replay_server.h"
 #include "chessrl/rpc/clients.h"
@@ -133,7 +134,10 @@ std::string load_average() {
 class Registry {
  public:
   explicit Registry(const std::string& net)
-      : games_(1u << 22), config_(nn::parse_network_name(net).value_or_throw()) {
+      : games_(1u << 22),
+        // The weights made once: each publish only renames them.
+        checkpoint_(nn::fresh_checkpoint(nn::parse_network_name(net).value_or_throw(),
+                                         /*seed=*/1, {})) {
     replay_service::ReplayServerOptions options;
     options.listen = "127.0.0.1:0";
     // Every version kept (one pruning log line per publish otherwise); a
@@ -144,10 +148,8 @@ class Registry {
   int port() const { return server_->port(); }
   std::uint64_t publish() {
     const std::uint64_t version = ++version_;
-    nn::ModelInfo info;
-    info.version = static_cast<std::int64_t>(version);
-    const std::string blob =
-        nn::serialize_checkpoint(nn::fresh_checkpoint(config_, /*seed=*/1, info));
+    checkpoint_.info.version = static_cast<std::int64_t>(version);
+    const std::string blob = nn::serialize_checkpoint(checkpoint_);
     rpc::ClientOptions client;
     client.address = "127.0.0.1:" + std::to_string(port());
     client.deadline = std::chrono::seconds(30);
@@ -164,7 +166,7 @@ class Registry {
   replay::MemoryReplayStore games_;
   replay::MemoryModelStore models_;
   metrics::Registry metrics_;
-  nn::NetworkConfig config_;
+  nn::Checkpoint checkpoint_;
   std::unique_ptr<replay_service::ReplayServer> server_;
   std::uint64_t version_ = 0;
 };
