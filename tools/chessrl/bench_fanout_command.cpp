@@ -26,7 +26,9 @@ void add_bench_fanout_command(CLI::App& bench) {
       "CPU; a PASS/FAIL line per criterion. With --idle-watchers: bare watch streams held "
       "open, replay's CPU. Each follower takes ~4 threads, and one open file here and one in "
       "chessrl-replay (the soft limit is raised to followers x 4 + 1024; the hard limit must "
-      "allow it)");
+      "allow it). The followers' memory grows with each version (gRPC's buffers: 1,000 "
+      "followers of 14 MB reach about 9 GiB by the fourth version over 2 replicas); a run "
+      "stops with an error when the machine has under 2 GiB left");
   cmd->add_option("--followers", o->followers, "model followers, one connection each")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
