@@ -578,7 +578,8 @@ TEST(DownloadQueueTest, AWaiterWhoseDeadlineWouldPassFirstIsRefusedWithTheEstima
   const QueueTurn short_deadline = queue.enter(1000, now + 3s, never);
   EXPECT_EQ(short_deadline.kind, QueueTurn::Kind::kRefused);
   EXPECT_NEAR(static_cast<double>(short_deadline.wait.count()), 2500, 1);
-  const QueueTurn long_enough = queue.enter(1000, std::chrono::system_clock::now() + 4s,
+  // A caller is let in when the estimate takes at most 3/4 of its time left.
+  const QueueTurn long_enough = queue.enter(1000, std::chrono::system_clock::now() + 5s,
                                             [&](bool granted, std::chrono::milliseconds wait) {
                                               if (!granted) {
                                                 ++refused_later;

@@ -158,6 +158,12 @@ DownloadQueue::DownloadQueue(std::uint32_t slots, metrics::Gauge* in_flight,
   report();
 }
 
+namespace {
+// The share of a caller's time left that its estimated wait and transfer may
+// take when it is first judged; later judgements allow it all.
+constexpr double kFirstShare = 0.75;
+}  // namespace
+
 std::uint64_t DownloadQueue::sized(std::uint64_t bytes) const {
   return bytes != 0 ? bytes : static_cast<std::uint64_t>(mean_bytes_);
 }
@@ -174,13 +180,14 @@ std::optional<double> DownloadQueue::wait_seconds(std::uint64_t bytes_ahead) con
 
 bool DownloadQueue::fits(std::uint64_t bytes_ahead, std::uint64_t bytes,
                          std::chrono::system_clock::time_point deadline,
-                         std::chrono::system_clock::time_point now, double* wait) const {
+                         std::chrono::system_clock::time_point now, double share,
+                         double* wait) const {
   const std::optional<double> waiting = wait_seconds(bytes_ahead);
   if (!waiting) return true;  // no estimate yet: it waits
   *wait = *waiting;
   if (deadline == std::chrono::system_clock::time_point::max()) return true;
   const double left = std::chrono::duration<double>(deadline - now).count();
-  return *waiting + seconds_per_byte_ * static_cast<double>(sized(bytes)) <= left;
+  return *waiting + seconds_per_byte_ * static_cast<double>(sized(bytes)) <= share * left;
 }
 
 QueueTurn DownloadQueue::enter(std::uint64_t bytes, std::chrono::system_clock::time_point deadline,
@@ -199,14 +206,15 @@ QueueTurn DownloadQueue::enter(std::uint64_t bytes, std::chrono::system_clock::t
     return turn;  // kGranted
   }
   double wait = 0;
-  if (!fits(queued_bytes_, bytes, deadline, std::chrono::system_clock::now(), &wait)) {
+  if (!fits(queued_bytes_, bytes, deadline, std::chrono::system_clock::now(), kFirstShare, &wait)) {
     turn.kind = QueueTurn::Kind::kRefused;
     turn.wait = std::chrono::milliseconds(static_cast<std::int64_t>(wait * 1000));
     return turn;
   }
   turn.kind = QueueTurn::Kind::kWaiting;
   turn.ticket = next_ticket_++;
-  queue_.push_back(Waiter{turn.ticket, sized(bytes), deadline, std::move(on_turn)});
+  queue_.push_back(
+      Waiter{turn.ticket, sized(bytes), deadline, std::move(on_turn), seconds_per_byte_ > 0});
   queued_bytes_ += queue_.back().bytes;
   report();
   return turn;
@@ -235,10 +243,19 @@ void DownloadQueue::leave(std::uint64_t bytes, std::chrono::steady_clock::durati
   {
     std::lock_guard lock(mutex_);
     if (completed && bytes > 0) {
-      const double per_byte =
-          std::chrono::duration<double>(took).count() / static_cast<double>(bytes);
-      seconds_per_byte_ =
-          seconds_per_byte_ == 0 ? per_byte : 0.8 * seconds_per_byte_ + 0.2 * per_byte;
+      // The first downloads to finish are the fastest of their round: the
+      // estimate starts from the mean of half a round (at most 8), then follows.
+      const double seconds = std::chrono::duration<double>(took).count();
+      ++completed_;
+      if (seconds_per_byte_ == 0) {
+        first_seconds_ += seconds;
+        first_bytes_ += static_cast<double>(bytes);
+        if (completed_ >= std::min<std::uint64_t>((slots_ + 1) / 2, 8)) {
+          seconds_per_byte_ = first_seconds_ / first_bytes_;
+        }
+      } else {
+        seconds_per_byte_ = 0.8 * seconds_per_byte_ + 0.2 * seconds / static_cast<double>(bytes);
+      }
     }
     const std::uint64_t sent = sized(bytes);
     in_flight_bytes_ -= std::min(in_flight_bytes_, sent);
@@ -259,9 +276,11 @@ void DownloadQueue::leave(std::uint64_t bytes, std::chrono::steady_clock::durati
     std::uint64_t ahead = 0;
     for (auto it = queue_.begin(); it != queue_.end();) {
       double wait = 0;
-      const bool fit = fits(ahead, it->bytes, it->deadline, now, &wait);
+      const bool fit =
+          fits(ahead, it->bytes, it->deadline, now, it->judged ? 1.0 : kFirstShare, &wait);
       ahead += it->bytes;
       if (fit) {
+        it->judged = true;
         ++it;
         continue;
       }

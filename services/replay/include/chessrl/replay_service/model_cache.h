@@ -151,13 +151,17 @@ class DownloadQueue {
     std::uint64_t bytes;
     std::chrono::system_clock::time_point deadline;
     OnTurn on_turn;
+    bool judged;  // let in with an estimate (else none was known yet)
   };
   // Under mutex_: the wait for a slot with `bytes_ahead` queued before, and
   // whether a caller of `bytes` could then be sent before `deadline`.
   std::optional<double> wait_seconds(std::uint64_t bytes_ahead) const;
+  // `share`: of the time left, how much the estimate may take (below 1 when
+  // a caller is first judged, so that one let in is not refused later as
+  // the estimate wavers).
   bool fits(std::uint64_t bytes_ahead, std::uint64_t bytes,
             std::chrono::system_clock::time_point deadline,
-            std::chrono::system_clock::time_point now, double* wait) const;
+            std::chrono::system_clock::time_point now, double share, double* wait) const;
   std::uint64_t sized(std::uint64_t bytes) const;  // 0 -> the mean
   void report();  // under mutex_
   const std::uint32_t slots_;
@@ -169,7 +173,13 @@ class DownloadQueue {
   std::list<Waiter> queue_;              // guarded by mutex_: oldest first
   std::uint64_t queued_bytes_ = 0;       // guarded by mutex_
   std::uint64_t next_ticket_ = 1;        // guarded by mutex_
-  double seconds_per_byte_ = 0;          // guarded by mutex_: EWMA; 0 = not known yet
+  // guarded by mutex_: the time a slot takes per byte, the mean of the first
+  // downloads then a moving average; 0 = not known yet (fewer than
+  // estimate_after() downloads finished).
+  double seconds_per_byte_ = 0;
+  std::uint64_t completed_ = 0;      // guarded by mutex_: downloads sent in full
+  double first_seconds_ = 0;         // guarded by mutex_: their time, until the estimate is known
+  double first_bytes_ = 0;           // guarded by mutex_: and their bytes
   double mean_bytes_ = 0;                // guarded by mutex_: EWMA of sizes entered
 };
 
