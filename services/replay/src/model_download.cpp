@@ -273,8 +273,9 @@ class DownloadStream final : public grpc::ServerWriteReactor<v1::ModelChunk>,
     if (finished()) return;
     DownloadQueue& queue = *registry_.downloads_;
     // Its turn was estimated at turn_at_: a call as long as this one, started
-    // `retry` from now, would then wait about half its length for that turn
-    // and leave the other half for its transfer and the estimate's error.
+    // `retry` from now, would then wait a quarter of what its transfer leaves
+    // of it, the rest for the estimate's error and the clients' jitter (those
+    // told alike come back in another order than their turns).
     const std::chrono::milliseconds transfer =
         queue.estimate_transfer(meta_ ? meta_->size_bytes : 0).value_or(std::chrono::milliseconds(0));
     const auto call = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - arrived_at_);
@@ -282,7 +283,7 @@ class DownloadStream final : public grpc::ServerWriteReactor<v1::ModelChunk>,
         turn_at_ - std::chrono::steady_clock::now());
     const std::chrono::milliseconds retry = std::max(
         std::chrono::milliseconds(0),
-        until_turn - std::max(std::chrono::milliseconds(0), call - transfer) / 2);
+        until_turn - std::max(std::chrono::milliseconds(0), call - transfer) / 4);
     registry_.metrics_.model_downloads_deferred.inc();
     finish(Status(StatusCode::UNAVAILABLE,
                   "GetModel: about " + std::to_string(refused_wait_.count()) +
