@@ -75,6 +75,11 @@ class ScriptedRegistry final : public v1::ModelRegistry::Service {
   }
   // The failed gets carry chessrl-retry-after-ms: `ms` (the registry's queue
   // naming when the caller's turn comes).
+  // Every get waits this long before it answers (a turn in a queue).
+  void delay_gets(std::chrono::milliseconds delay) {
+    std::lock_guard lock(mutex_);
+    get_delay_ = delay;
+  }
   void retry_after(std::string ms) {
     std::lock_guard lock(mutex_);
     retry_after_ = std::move(ms);
@@ -126,6 +131,12 @@ class ScriptedRegistry final : public v1::ModelRegistry::Service {
         return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such version");
       }
     }
+    std::chrono::milliseconds delay;
+    {
+      std::lock_guard lock(mutex_);
+      delay = get_delay_;
+    }
+    std::this_thread::sleep_for(delay);
     v1::ModelChunk chunk;
     *chunk.mutable_info() = info(version);
     chunk.set_data(blob(version));
@@ -179,6 +190,7 @@ class ScriptedRegistry final : public v1::ModelRegistry::Service {
   int watches_refused_ = 0;
   int fail_gets_ = 0;
   std::string retry_after_;
+  std::chrono::milliseconds get_delay_{0};
   int latest_calls_ = 0;
   std::vector<Clock::time_point> get_times_;
   std::vector<std::string> watch_peers_;
@@ -321,6 +333,23 @@ TEST(ModelFollowerPolicy, ADownloadComesBackWhenTheRegistrySays) {
       EXPECT_EQ(registry.get_times().size(), 1u) << "a malformed hint falls back to the 5 s backoff";
     }
   }
+}
+
+// A download may take longer than the quick calls' deadline (its turn in the
+// registry's queue): download_deadline, not registry.deadline, bounds it.
+TEST(ModelFollowerPolicy, ADownloadMayWaitItsTurnPastTheQuickCallsDeadline) {
+  ScriptedRegistry registry;
+  Harness h(registry);
+  h.options.registry.deadline = 300ms;
+  h.options.download_deadline = 5s;
+  registry.publish(1);
+  registry.delay_gets(900ms);
+  std::atomic<int> failures{0};
+  h.options.on_download_failed = [&](std::uint64_t, grpc::StatusCode) { ++failures; };
+  runtime::ModelFollower follower(h.options);
+  EXPECT_EQ(h.next_taken(follower, 5s), 1u) << h.logged();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(registry.get_times().size(), 1u) << "served in its turn, not retried";
 }
 
 // A version published while the follower waits out a long retry of an older

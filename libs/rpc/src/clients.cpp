@@ -377,14 +377,16 @@ RpcResult<v1::ModelInfo> ModelRegistryClient::publish(v1::ModelInfo info, std::s
   return reply;
 }
 
-RpcResult<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(std::uint64_t version,
-                                                                       bool best) {
+RpcResult<std::pair<v1::ModelInfo, std::string>> ModelRegistryClient::get(
+    std::uint64_t version, bool best, std::optional<std::chrono::milliseconds> deadline) {
+  ClientOptions options = options_;
+  if (deadline) options.deadline = *deadline;
   v1::GetModelRequest request;
   request.set_version(version);
   request.set_best(best);
   std::pair<v1::ModelInfo, std::string> out;
   RetryHints hints;
-  auto status = with_retries(options_, [&](grpc::ClientContext& context) {
+  auto status = with_retries(options, [&](grpc::ClientContext& context) {
     out = {};
     auto reader = stub_->GetModel(&context, request);
     v1::ModelChunk chunk;

@@ -216,7 +216,8 @@ void ModelFollower::load_loop() {
       continue;
     }
 
-    auto got = client_->get(version);
+    auto got = client_->get(version, false,
+                            std::max(options_.registry.deadline, options_.download_deadline));
     if (!got.ok() && options_.on_download_failed) options_.on_download_failed(version, got.code());
     if (!got.ok()) {
       // A capacity refusal naming another replica may pass there: retried.
@@ -295,7 +296,7 @@ void ModelFollower::load_loop() {
       model.version = version;
       model.description = "version " + std::to_string(version) + " (" + model.description + ")";
       log("model " + model.description + " downloaded (" + std::to_string(got->second.size()) +
-           " bytes) and built" + timing + "; self-play takes it up between games");
+           " bytes) and built" + timing + "; new games start on it");
       pending_ = Pending{std::move(model), Clock::now()};
       ready_ = true;
     }

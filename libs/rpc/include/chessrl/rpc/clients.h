@@ -224,7 +224,11 @@ class ModelRegistryClient {
   RpcResult<v1::ModelInfo> publish(v1::ModelInfo info, std::string_view blob,
                                    std::size_t chunk_bytes = 1 << 20);
   // version 0: the latest; best: the `best` version.
-  RpcResult<std::pair<v1::ModelInfo, std::string>> get(std::uint64_t version, bool best = false);
+  // `deadline`, when given, replaces the options' for this call (a download
+  // may wait its turn in the server's queue far longer than a quick call takes).
+  RpcResult<std::pair<v1::ModelInfo, std::string>> get(
+      std::uint64_t version, bool best = false,
+      std::optional<std::chrono::milliseconds> deadline = std::nullopt);
   // nullopt when nothing is published / best was never set.
   RpcResult<std::optional<v1::ModelInfo>> latest();
   RpcResult<std::optional<v1::ModelInfo>> best();

@@ -76,6 +76,15 @@ struct ModelFollowerOptions {
   // (full jitter: U(0, cap), the cap doubling from 0.5 s to 30 s).
   BackoffPolicy download_backoff{std::chrono::milliseconds(500), std::chrono::milliseconds(30000),
                                  2, BackoffPolicy::Jitter::kFull, std::nullopt};
+  // A GetModel's deadline, when longer than registry.deadline: the time a
+  // download may wait its turn in the registry's queue and then arrive. One
+  // replay process sent 1,000 copies of a 14 MB version in 26-49 s on two
+  // loaded cores (docs/scaling.md, "Model fan-out"): within two minutes, every
+  // pod of such a fleet is served in its turn, none times out and joins the
+  // queue again at the back; a registry whose queue is longer still names a
+  // later turn (chessrl-retry-after-ms). A dead connection is found by the
+  // channel's keepalive, not by this deadline.
+  std::chrono::milliseconds download_deadline{120000};
   // The first GetModel of a version just heard of waits U(0, announce_spread).
   std::chrono::milliseconds announce_spread{1000};
   // The waits between watch streams (a stream held for a while starts it again).
