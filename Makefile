@@ -82,7 +82,9 @@ bench-train: build
 # model fan-out (docs/scaling.md, "Model fan-out"): 1,000 model followers over 1
 # and 2 replay processes, a 14 MB version a minute for 10 minutes (4 with 2
 # replicas: the bench's own memory grows with each version) and a 3.3 MB one for
-# 4, and 2,000 idle watch streams (~25 min).
+# 4, and 2,000 idle watch streams (~25 min). Last, self-play's model switch with a
+# version every quarter of a game, overlap against drain (bench swap, ~30 min).
+# About an hour and a half in all.
 bench-scale: build
 	@$(CHESSRL) bench capacity
 	@$(CHESSRL) bench load --producers 1000 --rate 0.111 --seconds 600
