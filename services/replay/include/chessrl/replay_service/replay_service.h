@@ -174,14 +174,13 @@ struct ModelRegistryOptions {
   std::uint32_t keep_models = 20;
 };
 
-// The trailing metadata a refusal for capacity carries: the client should
-// open its next stream on another replica (a new connection), not this one.
-inline constexpr const char* kRetryElsewhereKey = "chessrl-retry-elsewhere";
-// The trailing metadata of a GetModel answered UNAVAILABLE because its
-// deadline would pass before its turn in the download queue: the
-// milliseconds after which a call with the same deadline would likely be
-// served (0: at once).
-inline constexpr const char* kRetryAfterMsKey = "chessrl-retry-after-ms";
+// The trailing metadata of a refusal for capacity (the client should open its
+// next stream on another replica, a new connection) and of a GetModel answered
+// UNAVAILABLE because its deadline would pass before its turn in the download
+// queue (the milliseconds after which a call with the same deadline would
+// likely be served): one name for the server and the clients (rpc/clients.h).
+using rpc::kRetryAfterMsKey;
+using rpc::kRetryElsewhereKey;
 
 class DownloadStream;
 
