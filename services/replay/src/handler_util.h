@@ -1,11 +1,14 @@
-// Helpers the chessrl-replay handlers share (replay_service.cpp,
-// model_service.cpp): a store failure as a grpc::Status, and a handler body
-// run so that no exception reaches gRPC and every call is counted and timed.
+// Helpers the chessrl-replay handlers share (replay_service.cpp, model_*.cpp):
+// a store failure as a grpc::Status, the token check of a callback method, and
+// a handler body run so that no exception reaches gRPC and every call is
+// counted and timed.
 #pragma once
 
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "chessrl/replay_service/replay_service.h"
@@ -31,6 +34,20 @@ Status store_error(const std::string& what, const replay::StoreResult<T>& result
     case replay::StoreErrorKind::kUnavailable: break;
   }
   return unavailable(what, result.error());
+}
+
+// The token check of a callback method (GetModel, WatchModels): the bearer
+// token of the call's metadata against `action`; OK when auth is off.
+inline Status check_callback_token(const rpc::ServerAuth& auth,
+                                   const grpc::CallbackServerContext& context,
+                                   rpc::Action action, const char* method) {
+  if (!auth.enabled()) return Status::OK;
+  const auto& metadata = context.client_metadata();
+  std::optional<std::string_view> token;
+  if (auto found = metadata.find(rpc::kAuthorizationKey); found != metadata.end()) {
+    token = std::string_view(found->second.data(), found->second.size());
+  }
+  return auth.check_token(token, action, method);
 }
 
 // Runs a handler body; an exception becomes INTERNAL instead of reaching gRPC.

@@ -225,11 +225,11 @@ class DownloadStream final : public grpc::ServerWriteReactor<v1::ModelChunk>,
     if (!blob->has_value()) {
       return finish(Status(
           StatusCode::NOT_FOUND,
-          meta_ ? "GetModel: version " + std::to_string(version_) +
-                      " was pruned before it was read (--keep-models)"
-                : "GetModel: no version " + std::to_string(version_) +
-                      " (never published, or pruned: the registry keeps the newest "
-                      "--keep-models versions and the best)"));
+          "GetModel: no version " + std::to_string(version_) +
+              (meta_ ? " (pruned: the registry keeps the newest --keep-models versions, the "
+                       "best and the leased)"
+                     : " (never published, or pruned: the registry keeps the newest "
+                       "--keep-models versions, the best and the leased)")));
     }
     send(std::move(**blob));
   }
@@ -352,15 +352,10 @@ grpc::ServerWriteReactor<v1::ModelChunk>* ModelRegistryImpl::GetModel(
     return new Refusal(status);
   };
   try {
-    if (auth_.enabled()) {
-      const auto& metadata = context->client_metadata();
-      std::optional<std::string_view> token;
-      if (auto found = metadata.find(rpc::kAuthorizationKey); found != metadata.end()) {
-        token = std::string_view(found->second.data(), found->second.size());
-      }
-      if (Status denied = auth_.check_token(token, rpc::Action::kRead, "GetModel"); !denied.ok()) {
-        return refuse(denied);
-      }
+    if (Status denied = handler::check_callback_token(auth_, *context, rpc::Action::kRead,
+                                                      "GetModel");
+        !denied.ok()) {
+      return refuse(denied);
     }
     if (request->best() && request->version() != 0) {
       return refuse(

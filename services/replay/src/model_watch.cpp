@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "handler_util.h"
 #include "chessrl/replay_service/replay_service.h"
 
 namespace chessrl::replay_service {
@@ -117,16 +118,10 @@ grpc::ServerWriteReactor<v1::ModelInfo>* ModelRegistryImpl::WatchModels(
     return new Refusal(status);
   };
   try {
-    if (auth_.enabled()) {
-      const auto& metadata = context->client_metadata();
-      std::optional<std::string_view> token;
-      if (auto found = metadata.find(rpc::kAuthorizationKey); found != metadata.end()) {
-        token = std::string_view(found->second.data(), found->second.size());
-      }
-      if (Status denied = auth_.check_token(token, rpc::Action::kRead, "WatchModels");
-          !denied.ok()) {
-        return refuse(denied);
-      }
+    if (Status denied = handler::check_callback_token(auth_, *context, rpc::Action::kRead,
+                                                      "WatchModels");
+        !denied.ok()) {
+      return refuse(denied);
     }
     std::unique_lock lock(watch_mutex_);
     if (stopping_) {
