@@ -51,6 +51,8 @@ class Child {
     err_ = std::move(other.err_);
     return *this;
   }
+  int pid() const { return pid_; }
+
   ~Child() {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);

@@ -12,6 +12,10 @@
 //   - a data fetch that never returns: /healthz (on the metrics and the probe
 //     port) turns 503 once --stall-timeout passes without progress, naming
 //     the step; SIGTERM still stops it.
+#include <csignal>
+#include <fstream>
+#include <string>
+
 #include "chessrl/replay/redis_store.h"
 #include "hanging_registry.h"
 #include "trainer_test_util.h"
@@ -54,6 +58,19 @@ TEST_F(TrainerBinaryTest, TwoRanksKeepTrainingWhileTheRegistryNeverAnswers) {
   EXPECT_EQ(r0.summary["published"], 0);
   EXPECT_GT(r0.summary["publish_skipped"].get<int>(), 0) << describe(r0);
   EXPECT_LT(took, 25s) << describe(r0);
+}
+
+// True if /proc/<pid>/status says the process ignores SIGPIPE (SigIgn is a
+// hexadecimal mask, bit N-1 for signal N).
+bool ignores_sigpipe(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("SigIgn:", 0) != 0) continue;
+    const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+    return ((mask >> (SIGPIPE - 1)) & 1ULL) != 0;
+  }
+  return false;
 }
 
 class TrainerFaultTest : public TrainerBinaryTest {
@@ -106,6 +123,9 @@ TEST_F(TrainerFaultTest, AfterRankZeroIsKilledRankOneFailsPromptlyAndThePairResu
   const std::string ckpt = path("kill0");
   Pair pair = start_pair("kill0", ckpt, "0");
   ASSERT_FALSE(wait_for_checkpoint(ckpt, 3, pair.rank0, 60s).empty()) << pair.rank0.err();
+  // gloo writes to a dead peer with writev(2): SIGPIPE must be ignored, or rank
+  // 1 dies of it (exit 141) instead of failing the collective and saying so.
+  EXPECT_TRUE(ignores_sigpipe(pair.rank1.pid())) << "rank 1 does not ignore SIGPIPE";
   pair.rank0.signal(SIGKILL);
   const auto killed = std::chrono::steady_clock::now();
   const RunResult r1 = finish(pair.rank1, 70s);

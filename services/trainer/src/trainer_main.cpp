@@ -1,6 +1,8 @@
 // chessrl-trainer's entry point (services/trainer/main.cpp calls it): the options, then the run.
 #include "chessrl/trainer_service/main.h"
 
+#include <signal.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -403,6 +405,12 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
 }  // namespace
 
 int trainer_main(int argc, char** argv) {
+  // gloo's TCP transport writes to its peers with writev(2), which raises
+  // SIGPIPE once a peer has died; its default action would end this rank with
+  // exit 141 before gloo reports the broken pair. Ignored, the write fails with
+  // EPIPE and the collective fails as it does for any other peer loss (PyTorch
+  // from Python gets the same because Python ignores SIGPIPE).
+  ::signal(SIGPIPE, SIG_IGN);
   // Before any thread starts (see stop_signals.h): the trainer's, gRPC's and
   // the metrics server's threads inherit the blocked signals.
   chessrl::StopSignals signals("chessrl-trainer",
