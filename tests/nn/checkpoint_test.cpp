@@ -74,6 +74,12 @@ TEST(Checkpoint, BytesRoundTrip) {
   ASSERT_TRUE(info.ok()) << info.error();
   EXPECT_EQ(info->step, 1234);
   EXPECT_EQ(info->config.name(), "4x32-se4");
+  // The later options travel too.
+  Checkpoint options = sample();
+  options.info.config = parse_network_name("4x32-gp2-feat-reply-mlh").value_or_throw();
+  auto options_back = parse_checkpoint(serialize_checkpoint(options));
+  ASSERT_TRUE(options_back.ok()) << options_back.error();
+  expect_same(options, *options_back);
 }
 
 // Found by fuzz_checkpoint (tests/fuzz/corpus/checkpoint/): an empty tensor
@@ -157,6 +163,14 @@ TEST(Checkpoint, BadMetadataIsNamed) {
       R"("architecture":{"blocks":4,"filters":32,"se_ratio":4,"value_channels":16,"value_hidden":64,"material_head":2})";
   expect_error(parse_checkpoint(with_meta("{" + bad_head + R"(,"step":1,"version":2,"created_ms":3})")),
                "material_head = 2 is out of range");
+  // Checkpoints from before the later options have them off; a bad one is named.
+  const NetworkConfig old = parse_checkpoint(with_meta("{" + with_head + R"(,"step":1,"version":2,"created_ms":3})"))
+                                ->info.config;
+  EXPECT_EQ(old.input_features + old.global_pool + old.reply_head + old.moves_left_head, 0);
+  const std::string bad_pool =
+      R"("architecture":{"blocks":4,"filters":32,"se_ratio":4,"value_channels":16,"value_hidden":64,"global_pool":-1})";
+  expect_error(parse_checkpoint(with_meta("{" + bad_pool + R"(,"step":1,"version":2,"created_ms":3})")),
+               "global_pool = -1 is out of range");
   expect_error(parse_checkpoint(with_meta("{not json")), "not a JSON object");
   expect_error(parse_checkpoint(with_meta("{" + arch + R"(,"version":2,"created_ms":3})")),
                "lacks step");
@@ -270,6 +284,34 @@ TEST(NetworkConfig, NamesAndValidation) {
   EXPECT_NE(parse_network_name("6x64-se3").error().find("must divide filters"), std::string::npos);
   EXPECT_EQ((NetworkConfig{6, 64}).difference(NetworkConfig{6, 128}), "filters 64 vs 128");
   EXPECT_EQ((NetworkConfig{6, 64}).difference(NetworkConfig{6, 64}), "");
+}
+
+TEST(NetworkConfig, OptionWordsRoundTripInAnyOrderOnce) {
+  auto c = parse_network_name("4x32-mlh-feat-gp2-se4-reply");
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->se_ratio, 4);
+  EXPECT_EQ(c->global_pool, 2);
+  EXPECT_EQ(c->input_features, 1);
+  EXPECT_EQ(c->reply_head, 1);
+  EXPECT_EQ(c->moves_left_head, 1);
+  EXPECT_EQ(c->material_head, 1);
+  EXPECT_EQ(c->name(), "4x32-se4-gp2-feat-reply-mlh");
+  EXPECT_EQ(parse_network_name(c->name()).value_or_throw(), *c);
+  const NetworkConfig plain = parse_network_name("4x32").value_or_throw();
+  EXPECT_EQ(plain.input_features + plain.global_pool + plain.reply_head + plain.moves_left_head, 0);
+  EXPECT_EQ(plain.difference(*c), "se_ratio 0 vs 4");
+  NetworkConfig feat = plain;
+  feat.input_features = 1;
+  EXPECT_EQ(plain.difference(feat), "input_features 0 vs 1");
+  EXPECT_NE(parse_network_name("4x32-feat-feat").error().find("names -feat twice"),
+            std::string::npos);
+  EXPECT_NE(parse_network_name("4x32-gp1-gp2").error().find("names -gpN twice"), std::string::npos);
+  EXPECT_NE(parse_network_name("4x32-wide").error().find("unknown option '-wide'"),
+            std::string::npos);
+  EXPECT_NE(parse_network_name("4x32-gp65").error().find("global_pool = 65 is out of range"),
+            std::string::npos);
+  for (const char* bad : {"4x32-", "4x32--feat", "4x32-gp", "4x32-gpx", "4x32-feat1", "4x32-se4x"})
+    EXPECT_FALSE(parse_network_name(bad).ok()) << bad;
 }
 
 }  // namespace

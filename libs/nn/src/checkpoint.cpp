@@ -85,7 +85,11 @@ nlohmann::json info_to_json(const ModelInfo& info) {
             {"se_ratio", c.se_ratio},
             {"value_channels", c.value_channels},
             {"value_hidden", c.value_hidden},
-            {"material_head", c.material_head}}},
+            {"material_head", c.material_head},
+            {"input_features", c.input_features},
+            {"global_pool", c.global_pool},
+            {"reply_head", c.reply_head},
+            {"moves_left_head", c.moves_left_head}}},
           {"step", info.step},
           {"version", info.version},
           {"created_ms", info.created_ms},
@@ -121,11 +125,16 @@ Result<ModelInfo> info_from_json(std::string_view text) {
                  integer(j, "step", info.step, ""), integer(j, "version", info.version, ""),
                  integer(j, "created_ms", info.created_ms, "")})
     if (!r) return fail(r.error());
-  // Checkpoints made before the material head have none.
+  // Checkpoints made before the material head have none, nor the later
+  // options (each 0, off, when absent).
   c.material_head = 0;
-  if (arch->contains("material_head"))
-    if (auto r = integer(*arch, "material_head", c.material_head, "architecture."); !r)
-      return fail(r.error());
+  for (auto [key, field] : {std::pair{"material_head", &c.material_head},
+                            std::pair{"input_features", &c.input_features},
+                            std::pair{"global_pool", &c.global_pool},
+                            std::pair{"reply_head", &c.reply_head},
+                            std::pair{"moves_left_head", &c.moves_left_head}})
+    if (arch->contains(key))
+      if (auto r = integer(*arch, key, *field, "architecture."); !r) return fail(r.error());
   if (auto r = c.validate(); !r) return fail("checkpoint architecture: " + r.error());
   if (auto it = j.find("description"); it != j.end() && it->is_string())
     info.description = it->get<std::string>();

@@ -1,12 +1,18 @@
 #include "chessrl/nn/network_config.h"
 
+#include <algorithm>
 #include <charconv>
+#include <string_view>
 
 namespace chessrl::nn {
 
 std::string NetworkConfig::name() const {
   std::string s = std::to_string(blocks) + "x" + std::to_string(filters);
   if (se_ratio > 0) s += "-se" + std::to_string(se_ratio);
+  if (global_pool > 0) s += "-gp" + std::to_string(global_pool);
+  if (input_features == 1) s += "-feat";
+  if (reply_head) s += "-reply";
+  if (moves_left_head) s += "-mlh";
   return s;
 }
 
@@ -21,7 +27,11 @@ Result<void> NetworkConfig::validate() const {
                  in_range("se_ratio", se_ratio, 0, 1024),
                  in_range("value_channels", value_channels, 1, 1024),
                  in_range("value_hidden", value_hidden, 1, 4096),
-                 in_range("material_head", material_head, 0, 1)})
+                 in_range("material_head", material_head, 0, 1),
+                 in_range("input_features", input_features, 0, 1),
+                 in_range("global_pool", global_pool, 0, 64),
+                 in_range("reply_head", reply_head, 0, 1),
+                 in_range("moves_left_head", moves_left_head, 0, 1)})
     if (!r) return r;
   if (se_ratio > 0 && filters % se_ratio != 0)
     return fail("network se_ratio = " + std::to_string(se_ratio) +
@@ -37,6 +47,10 @@ std::string NetworkConfig::difference(const NetworkConfig& other) const {
       {"value_channels", {value_channels, other.value_channels}},
       {"value_hidden", {value_hidden, other.value_hidden}},
       {"material_head", {material_head, other.material_head}},
+      {"input_features", {input_features, other.input_features}},
+      {"global_pool", {global_pool, other.global_pool}},
+      {"reply_head", {reply_head, other.reply_head}},
+      {"moves_left_head", {moves_left_head, other.moves_left_head}},
   };
   for (const auto& [name, values] : fields)
     if (values.first != values.second)
@@ -46,9 +60,8 @@ std::string NetworkConfig::difference(const NetworkConfig& other) const {
 }
 
 Result<NetworkConfig> parse_network_name(const std::string& text) {
-  auto bad = [&] {
-    return fail("network '" + text + "' is not of the form BLOCKSxFILTERS or BLOCKSxFILTERS-seR");
-  };
+  const std::string form =
+      "network '" + text + "' is not of the form BLOCKSxFILTERS[-seR][-gpN][-feat][-reply][-mlh]";
   NetworkConfig c;
   const char* p = text.data();
   const char* end = text.data() + text.size();
@@ -58,11 +71,41 @@ Result<NetworkConfig> parse_network_name(const std::string& text) {
     p = next;
     return true;
   };
-  if (!number(c.blocks) || p == end || *p++ != 'x' || !number(c.filters)) return bad();
-  if (p != end) {
-    if (end - p < 4 || std::string_view(p, 3) != "-se") return bad();
-    p += 3;
-    if (!number(c.se_ratio) || p != end) return bad();
+  if (!number(c.blocks) || p == end || *p++ != 'x' || !number(c.filters)) return fail(form);
+  bool seen_se = false, seen_gp = false, seen_feat = false, seen_reply = false, seen_mlh = false;
+  while (p != end) {
+    if (*p++ != '-') return fail(form);
+    const char* word_end = std::find(p, end, '-');
+    const std::string_view word(p, std::size_t(word_end - p));
+    auto once = [&](bool& seen, const char* option) -> Result<void> {
+      if (seen) return fail("network '" + text + "' names " + option + " twice");
+      seen = true;
+      return {};
+    };
+    Result<void> r;
+    if (word.starts_with("se") && word.size() > 2) {
+      r = once(seen_se, "-seR");
+      p += 2;
+      if (r && (!number(c.se_ratio) || p != word_end)) return fail(form);
+    } else if (word.starts_with("gp") && word.size() > 2) {
+      r = once(seen_gp, "-gpN");
+      p += 2;
+      if (r && (!number(c.global_pool) || p != word_end)) return fail(form);
+    } else if (word == "feat") {
+      r = once(seen_feat, "-feat");
+      c.input_features = 1;
+    } else if (word == "reply") {
+      r = once(seen_reply, "-reply");
+      c.reply_head = 1;
+    } else if (word == "mlh") {
+      r = once(seen_mlh, "-mlh");
+      c.moves_left_head = 1;
+    } else {
+      return fail("network '" + text + "': unknown option '-" + std::string(word) +
+                  "' (known: -seR, -gpN, -feat, -reply, -mlh)");
+    }
+    if (!r) return fail(r.error());
+    p = word_end;
   }
   if (auto r = c.validate(); !r) return fail(r.error());
   return c;

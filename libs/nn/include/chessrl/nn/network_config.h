@@ -29,9 +29,23 @@ struct NetworkConfig {
   // plies later (KataGo's ownership and score targets, for chess), trained
   // beside the value; inference ignores it. 0 in checkpoints made before it.
   int material_head = 1;
+  // Input planes beyond the 112 of encoding.h: 0 none, 1 the chess features
+  // (attacks, pieces en prise, checkers and pins, material: encoding.h).
+  int input_features = 0;
+  // Every Nth residual block (the Nth, 2Nth, ...) also pools its channels over
+  // the board (mean and max) and adds what it learns from them back to every
+  // square as a bias (KataGo's global pooling). 0: none.
+  int global_pool = 0;
+  // Training-only heads: 1 predicts the opponent's reply (the move played
+  // next, as a policy over the opponent's moves); 1 predicts the plies left in
+  // the game (lc0's moves-left head). Inference ignores both.
+  int reply_head = 0;
+  int moves_left_head = 0;
 
   bool operator==(const NetworkConfig&) const = default;
-  // "6x64", "10x128-se4": blocks x filters, and the SE ratio when on.
+  // "6x64", "10x128-se4", "4x32-se4-gp2-feat-reply-mlh": blocks x filters,
+  // then a word for each option that is on: -seR (se_ratio R), -gpN
+  // (global_pool N), -feat (input_features 1), -reply, -mlh.
   std::string name() const;
   // Every field in range (blocks 1..64, filters 1..1024, filters divisible by
   // se_ratio, ...); the error names the field.
@@ -40,7 +54,8 @@ struct NetworkConfig {
   std::string difference(const NetworkConfig& other) const;
 };
 
-// Parses "BxF" or "BxF-seR" (as name() writes it).
+// Parses "BxF" followed by any of -seR, -gpN, -feat, -reply, -mlh, each at
+// most once, in any order (name() writes them in that order).
 Result<NetworkConfig> parse_network_name(const std::string& text);
 
 }  // namespace chessrl::nn
