@@ -105,6 +105,12 @@ std::vector<TensorSpec> network_tensors(const NetworkConfig& c) {
   specs.linear("value.fc1", std::int64_t(c.value_channels) * 64, c.value_hidden);
   specs.linear("value.fc2", c.value_hidden, 3);
   if (c.material_head) specs.linear("value.material", c.value_hidden, 1);
+  if (c.moves_left_head) specs.linear("value.moves_left", c.value_hidden, 1);
+  if (c.reply_head) {
+    specs.conv_block("reply.conv", f, f, 3);
+    specs.add("reply.planes.weight", {kPolicyPlanes, f, 1, 1});
+    specs.add("reply.planes.bias", {kPolicyPlanes});
+  }
   return specs.take();
 }
 

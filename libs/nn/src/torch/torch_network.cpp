@@ -104,12 +104,15 @@ ValueHeadImpl::ValueHeadImpl(const ValueHeadConfig& c) {
   fc1_ = register_module("fc1", torch::nn::Linear(c.channels * 64, c.hidden));
   fc2_ = register_module("fc2", torch::nn::Linear(c.hidden, 3));
   if (c.material) material_ = register_module("material", torch::nn::Linear(c.hidden, 1));
+  if (c.moves_left)
+    moves_left_ = register_module("moves_left", torch::nn::Linear(c.hidden, 1));
 }
 
-ValueHeadOutput ValueHeadImpl::forward(const torch::Tensor& x) {
+ValueHeadOutput ValueHeadImpl::forward(const torch::Tensor& x, bool training_heads) {
   const torch::Tensor hidden = torch::relu(fc1_(conv_(x).flatten(1)));
-  ValueHeadOutput out{fc2_(hidden), torch::Tensor()};
+  ValueHeadOutput out{fc2_(hidden), torch::Tensor(), torch::Tensor()};
   if (!material_.is_empty()) out.material = torch::tanh(material_(hidden)).squeeze(1);
+  if (training_heads && !moves_left_.is_empty()) out.moves_left = moves_left_(hidden).squeeze(1);
   return out;
 }
 
@@ -122,14 +125,18 @@ NetworkImpl::NetworkImpl(const NetworkConfig& c) : config_(c) {
   policy_ = register_module("policy", PolicyHead(PolicyHeadConfig{c.filters}));
   value_ = register_module("value",
                            ValueHead(ValueHeadConfig{c.filters, c.value_channels, c.value_hidden,
-                                                     c.material_head != 0}));
+                                                     c.material_head != 0,
+                                                     c.moves_left_head != 0}));
+  if (c.reply_head) reply_ = register_module("reply", PolicyHead(PolicyHeadConfig{c.filters}));
 }
 
-NetworkOutput NetworkImpl::forward(const torch::Tensor& x) {
+NetworkOutput NetworkImpl::forward(const torch::Tensor& x, bool training_heads) {
   torch::Tensor h = input_(x);
   for (const auto& block : *tower_) h = block->as<ResidualBlockImpl>()->forward(h);
-  ValueHeadOutput value = value_(h);
-  return {policy_(h), value.wdl, value.material};
+  ValueHeadOutput value = value_(h, training_heads);
+  NetworkOutput out{policy_(h), value.wdl, value.material, torch::Tensor(), value.moves_left};
+  if (training_heads && !reply_.is_empty()) out.reply = reply_(h);
+  return out;
 }
 
 void NetworkImpl::fold_batchnorm() {
@@ -138,6 +145,7 @@ void NetworkImpl::fold_batchnorm() {
   for (const auto& block : *tower_) block->as<ResidualBlockImpl>()->fold_batchnorm();
   policy_->fold_batchnorm();
   value_->fold_batchnorm();
+  if (!reply_.is_empty()) reply_->fold_batchnorm();
   folded_ = true;
 }
 

@@ -81,41 +81,57 @@ TORCH_MODULE(PolicyHead);
 // Value: a 1x1 conv block to `channels`, a hidden dense layer, 3 logits
 // (win, draw, loss for the side to move); with `material`, one more output
 // off the hidden layer: tanh of the material lead the trainer teaches it.
+// With `moves_left`, another (training only, computed when asked): the plies
+// left in the game / kMovesLeftScale, unbounded.
 struct ValueHeadConfig {
   int filters;
   int channels;
   int hidden;
   bool material = false;
+  bool moves_left = false;
 };
 struct ValueHeadOutput {
-  torch::Tensor wdl;       // [N, 3] logits
-  torch::Tensor material;  // [N] in (-1, 1); undefined without the material head
+  torch::Tensor wdl;         // [N, 3] logits
+  torch::Tensor material;    // [N] in (-1, 1); undefined without the material head
+  torch::Tensor moves_left;  // [N]; undefined without the head or when not asked for
 };
 class ValueHeadImpl : public torch::nn::Module {
  public:
   explicit ValueHeadImpl(const ValueHeadConfig& config);
-  ValueHeadOutput forward(const torch::Tensor& x);
+  ValueHeadOutput forward(const torch::Tensor& x, bool training_heads = false);
   void fold_batchnorm() { conv_->fold_batchnorm(); }
 
  private:
   ConvBlock conv_{nullptr};
-  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr}, material_{nullptr};
+  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr}, material_{nullptr}, moves_left_{nullptr};
 };
 TORCH_MODULE(ValueHead);
 
 // Logits, not probabilities: the losses want log-softmax, inference softmax.
+// The training-only heads (reply, moves_left) are computed only when forward()
+// is asked for them: inference pays nothing for them.
 struct NetworkOutput {
   torch::Tensor policy;    // [N, kPolicySize]
   torch::Tensor wdl;       // [N, 3]
   torch::Tensor material;  // [N], tanh; undefined when the network has no material head
+  // [N, kPolicySize]: the opponent's reply, indexed from the opponent's point
+  // of view (policy_index(reply, opponent)); undefined without reply_head.
+  torch::Tensor reply;
+  torch::Tensor moves_left;  // [N]: plies left / kMovesLeftScale; undefined without moves_left_head
 };
+
+// Plies of game left that the moves-left head's output 1.0 stands for (lc0's
+// moves-left head regresses plies left over 20 the same way).
+inline constexpr double kMovesLeftScale = 20.0;
 
 class NetworkImpl : public torch::nn::Module {
  public:
   // Precondition: config.validate() passed.
   explicit NetworkImpl(const NetworkConfig& config);
-  // x: [N, kInputPlanes, 8, 8] float.
-  NetworkOutput forward(const torch::Tensor& x);
+  // x: [N, kInputPlanes, 8, 8] float. With `training_heads`, also the
+  // training-only heads the config has (reply, moves left); the trainer asks,
+  // inference does not.
+  NetworkOutput forward(const torch::Tensor& x, bool training_heads = false);
   const NetworkConfig& config() const { return config_; }
 
   // For inference only: scales every convolution by its batch norm's
@@ -131,6 +147,7 @@ class NetworkImpl : public torch::nn::Module {
   torch::nn::ModuleList tower_{nullptr};
   PolicyHead policy_{nullptr};
   ValueHead value_{nullptr};
+  PolicyHead reply_{nullptr};  // the opponent's reply: the policy head's shape
 };
 TORCH_MODULE(Network);
 
