@@ -24,7 +24,14 @@ const NOT_SETTINGS = new Set([
 
 // component -> option -> why the chart and make run differ on purpose. Empty: they agree
 // on every training setting.
-const DELIBERATE = { selfplay: {}, trainer: {}, evaluator: {} };
+const DELIBERATE = {
+  selfplay: {
+    threads: "make run shares a laptop's cores out over its self-play threads (--selfplay-threads, run niced); a pod's CPU request sizes the chart's",
+    workers: 'one network worker per search thread, as --threads',
+  },
+  trainer: {},
+  evaluator: {},
+};
 
 // "--name value" pairs of a command line (a flag without a value: "true").
 function optionsOf(words) {

@@ -36,6 +36,7 @@
 #include "chessrl/selfplay/game_runner.h"
 #include "commands.h"
 #include "local_defaults.h"
+#include "local_settings.h"
 
 namespace chessrl::tool {
 namespace {
@@ -318,8 +319,9 @@ void report_network(Report& r, const DoctorOptions& o) {
 
 // --- The games/hour estimate ------------------------------------------------------
 
-// Self-play as `make run` plays it: one process, one search thread, one
-// evaluator worker, one LibTorch thread, local_defaults.h's games at once,
+// Self-play as `make run` plays it: one process with a search thread and an
+// evaluator worker (one LibTorch thread each) per core (local_settings.h's
+// auto_selfplay_threads), local_defaults.h's games at once,
 // self-play's own settings (SelfPlayConfig's defaults) and the trainer's
 // network (nn::kDefaultNet) with fresh random weights.
 void report_estimate(Report& r, double seconds) {
@@ -328,13 +330,14 @@ void report_estimate(Report& r, double seconds) {
   setup.net = nn::kDefaultNet;
   setup.threads = 1;
   auto backend = setup.make();
+  const int threads = auto_selfplay_threads(1);
   nn::BatchEvaluatorOptions eo;
-  eo.workers = 1;
+  eo.workers = threads;
   selfplay::GameRunnerOptions o;  // the self-play service's leaves and settings, as make run plays
   eo.max_batch = d::kConcurrentGames * o.leaves_per_search;
   eo.batch_timeout = std::chrono::microseconds(1000);
   o.concurrent_games = d::kConcurrentGames;
-  o.threads = 1;
+  o.threads = threads;
   o.validate().value_or_throw();
 
   std::fprintf(stderr, "estimate: self-play with make run's settings for %.0f s...\n", seconds);
@@ -386,9 +389,9 @@ void report_estimate(Report& r, double seconds) {
                           {"plies_assumed", assumed},
                           {"games_per_hour", per_hour}};
   r.line(
-      sformat("self-play (%s, fresh random weights, %d games at once, %d/%d visits): %.1f "
-              "positions/s over %.1f s",
-              nn::kDefaultNet, d::kConcurrentGames, o.config.playouts.full_visits,
+      sformat("self-play (%s, fresh random weights, %d games at once on %d thread(s), %d/%d "
+              "visits): %.1f positions/s over %.1f s",
+              nn::kDefaultNet, d::kConcurrentGames, threads, o.config.playouts.full_visits,
               o.config.playouts.reduced_visits, rate, elapsed));
   const std::string basis =
       assumed

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +50,7 @@ Result<std::unique_ptr<Child>> Child::start(const ChildSpec& spec) {
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
   const pid_t parent = ::getpid();
+  const int nice = spec.nice;
 
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -67,6 +69,7 @@ Result<std::unique_ptr<Child>> Child::start(const ChildSpec& spec) {
     ::signal(SIGPIPE, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
+    if (nice > 0) (void)::setpriority(PRIO_PROCESS, 0, nice);
     if (null_in >= 0) ::dup2(null_in, STDIN_FILENO);
     ::dup2(log, STDOUT_FILENO);
     ::dup2(log, STDERR_FILENO);

@@ -20,6 +20,7 @@ struct ChildSpec {
   std::vector<std::string> argv;  // argv[0]: the program's path
   std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing) ours
   std::string log_path;
+  int nice = 0;  // the child's niceness (setpriority), 0..19
 };
 
 class Child {

@@ -140,7 +140,8 @@ class LocalRun {
   // `device`: its --device and CUDA_VISIBLE_DEVICES (local_devices.h).
   Result<Child*> launch(const std::string& name, std::vector<std::string> argv,
                         std::vector<std::pair<std::string, std::string>> env = {},
-                        bool optional = false, const DeviceAssignment& device = {});
+                        bool optional = false, const DeviceAssignment& device = {},
+                        int nice = 0);
   // The port `name` names after `key` in its log since its launch, waiting up
   // to `patience` while supervising. nullopt on a crash loop (said), at the
   // deadline (said unless `quiet_timeout`) or when a stop is asked.
@@ -372,13 +373,13 @@ void LocalRun::write_state() const {
 
 Result<Child*> LocalRun::launch(const std::string& name, std::vector<std::string> argv,
                                 std::vector<std::pair<std::string, std::string>> env, bool optional,
-                                const DeviceAssignment& device) {
+                                const DeviceAssignment& device, int nice) {
   for (auto& word : device_args(device)) argv.push_back(std::move(word));
   add_device_env(device, env);
   argv_[name] = argv;
   log_from_[name] = log_size(log_path(name));
-  return supervisor_.launch(ChildSpec{name, std::move(argv), std::move(env), log_path(name)},
-                            optional);
+  return supervisor_.launch(
+      ChildSpec{name, std::move(argv), std::move(env), log_path(name), nice}, optional);
 }
 
 std::optional<int> LocalRun::await_port(const std::string& name, const std::string& key,
@@ -538,7 +539,7 @@ int LocalRun::run(const StopSignals& stop) {
                    (root_ / "stats" / (name + ".jsonl")).string(), "--acked-log",
                    (root_ / "stats" / (name + ".acked")).string()},
                   selfplay_settings(o_), token("selfplay")),
-           {}, false, devices_.selfplay[std::size_t(i)])
+           {}, false, devices_.selfplay[std::size_t(i)], o_.selfplay_nice)
         .value_or_throw();
   }
 
@@ -659,6 +660,7 @@ void add_local_command(CLI::App& app) {
     if (!devices.ok()) throw CLI::ValidationError(devices.error());
     o->selfplay = int(devices->selfplay.size());
     o->trainers = int(devices->trainers.size());
+    if (o->selfplay_threads == 0) o->selfplay_threads = auto_selfplay_threads(o->selfplay);
     if (o->batch_size && *o->batch_size % o->trainers != 0)
       throw CLI::ValidationError("--batch-size", std::to_string(*o->batch_size) +
                                                      " is not divisible by --trainers " +

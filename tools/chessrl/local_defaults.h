@@ -9,7 +9,10 @@
 
 namespace chessrl::tool::local_defaults {
 
-inline constexpr int kConcurrentGames = 32;  // games per self-play process (one search thread)
+inline constexpr int kConcurrentGames = 32;  // games per self-play process
+// Self-play's niceness under make run: the trainer and evaluator (niceness 0)
+// get a core when they want one, self-play every cycle they leave.
+inline constexpr int kSelfplayNice = 10;
 inline constexpr std::uint64_t kWindowPositions = 50000;  // the replay window
 
 }  // namespace chessrl::tool::local_defaults

@@ -43,6 +43,16 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
   cmd.add_option("--concurrent", o.concurrent, "Games at once per self-play process")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  cmd.add_option("--selfplay-threads", o.selfplay_threads,
+                 "Search threads (and network workers) per self-play process (0: this "
+                 "machine's cores over the self-play processes)")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  cmd.add_option("--selfplay-nice", o.selfplay_nice,
+                 "Self-play's niceness (0..19): below the trainer and evaluator, it takes the "
+                 "CPU they leave idle")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   cmd.add_option("--max-plies", o.max_plies,
                  "Plies after which a self-play game ends, a draw or won on material "
                  "(default: chessrl-selfplay's, 200)")

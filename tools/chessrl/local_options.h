@@ -41,6 +41,12 @@ struct LocalOptions {
   // What differs by machine: a laptop's self-play process plays this many
   // games at once on its one search thread, and the replay window it fills.
   int concurrent = local_defaults::kConcurrentGames;
+  // Search threads (and as many network workers) per self-play process; 0:
+  // this machine's cores shared out over the self-play processes. Self-play
+  // runs at `selfplay_nice` (setpriority: 0..19), below the trainer and the
+  // evaluator, so it takes the cores they leave idle without slowing them.
+  int selfplay_threads = 0;
+  int selfplay_nice = local_defaults::kSelfplayNice;
   std::uint64_t window = local_defaults::kWindowPositions;
   // Redis servers the replay window is spread over (chessrl-replay
   // --redis-shards); 1: one, as the chart's default.

@@ -1,7 +1,9 @@
 #include "local_settings.h"
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <type_traits>
 
 namespace chessrl::tool {
@@ -27,9 +29,15 @@ void pass(std::vector<std::string>& argv, const char* flag, const std::optional<
 
 }  // namespace
 
+int auto_selfplay_threads(int processes) {
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, processes));
+}
+
 std::vector<std::string> selfplay_settings(const LocalOptions& o) {
-  std::vector<std::string> a = {"--concurrent", std::to_string(o.concurrent), "--threads", "1",
-                                "--workers", "1", "--nn-threads", "1"};
+  const std::string threads = std::to_string(std::max(1, o.selfplay_threads));
+  std::vector<std::string> a = {"--concurrent", std::to_string(o.concurrent), "--threads", threads,
+                                "--workers", threads, "--nn-threads", "1"};
   pass(a, "--net", o.net);
   pass(a, "--visits", o.visits);
   pass(a, "--reduced-visits", o.reduced_visits);

@@ -14,6 +14,9 @@
 namespace chessrl::tool {
 
 std::vector<std::string> selfplay_settings(const LocalOptions& o);
+// --selfplay-threads 0: this machine's cores shared out over `processes`
+// self-play processes, at least 1 each.
+int auto_selfplay_threads(int processes);
 std::vector<std::string> trainer_settings(const LocalOptions& o);
 std::vector<std::string> evaluator_settings(const LocalOptions& o);
 
