@@ -1,6 +1,7 @@
 // The evaluator's pieces without a registry: options and their checks, the
 // state directory (progress, results.jsonl), the log line, registry health
-// over time, and the metrics a match produces.
+// over time, the metrics a match produces, and the Stockfish ladder's climb
+// (its engine stood in by sh, which is never started here).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "chessrl/eval/elo.h"
 #include "chessrl/eval/match.h"
 #include "chessrl/metrics/registry.h"
+#include "evaluator_ladder.h"
 #include "evaluator_metrics.h"
 #include "evaluator_options.h"
 #include "evaluator_state.h"
@@ -73,6 +75,7 @@ TEST(EvaluatorOptionsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(o.state_dir, "evaluator");
   EXPECT_TRUE(o.save_models);
   EXPECT_FALSE(o.once);
+  EXPECT_EQ(o.ladder, "");  // no ladder unless asked (chessrl local asks)
   EXPECT_EQ(o.anchor_specs(), (std::vector<std::string>{"random", "greedy"}));
   EXPECT_TRUE(o.validate().ok());
 }
@@ -175,6 +178,29 @@ TEST(EvaluatorOptionsTest, BadAnchorsAndSettingsFailNamingThem) {
   EXPECT_NE(error_of(o).find("--device tpu"), std::string::npos) << error_of(o);
 }
 
+TEST(EvaluatorOptionsTest, TheLadderParsesAndABadOneIsNamed) {
+  auto error_of = [](EvaluatorOptions o) {
+    auto valid = o.validate();
+    return valid.ok() ? std::string() : valid.error();
+  };
+  EvaluatorOptions o;
+  ASSERT_EQ(parse({"--ladder", "stockfish:0:1,stockfish:1:2"}, o), "");
+  EXPECT_EQ(o.ladder, "stockfish:0:1,stockfish:1:2");
+  EXPECT_EQ(error_of(o), "");
+  o.ladder = "off";
+  EXPECT_EQ(error_of(o), "");
+  o.ladder = "stockfish:0";
+  EXPECT_NE(error_of(o).find("--ladder: ladder 'stockfish:0', rung 1"), std::string::npos)
+      << error_of(o);
+  o.ladder = "stockfish:0:99";
+  EXPECT_NE(error_of(o).find("DEPTH '99'"), std::string::npos) << error_of(o);
+  // A rung's label may not be an anchor's too.
+  o.ladder = "stockfish:0:1";
+  o.engines = {"uci:stockfish;depth=1;name=stockfish-skill0"};
+  EXPECT_NE(error_of(o).find("the rung label 'stockfish-skill0' is taken"), std::string::npos)
+      << error_of(o);
+}
+
 eval::MatchScore score_of(int wins, int draws, int losses) {
   eval::MatchScore s;
   s.wins = wins;
@@ -193,11 +219,14 @@ TEST(EvaluatorStateTest, ProgressRoundTripsAndStartsAtZero) {
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->last_evaluated, 0u);
   EXPECT_EQ(empty->last_gated, 0u);
-  ASSERT_TRUE(state->save_progress({.last_evaluated = 7, .last_gated = 8}).ok());
+  EXPECT_EQ(empty->ladder_rung, "");
+  ASSERT_TRUE(
+      state->save_progress({.last_evaluated = 7, .last_gated = 8, .ladder_rung = "sf-skill1"}).ok());
   auto again = StateDir::open(dir)->load_progress();
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->last_evaluated, 7u);
   EXPECT_EQ(again->last_gated, 8u);
+  EXPECT_EQ(again->ladder_rung, "sf-skill1");
   EXPECT_EQ(state->match_pgn_path(7, 5), dir + "/pgn/match-v7-v5.pgn");
   EXPECT_EQ(state->gauntlet_pgn_path(7), dir + "/pgn/gauntlet-v7.pgn");
   EXPECT_EQ(state->model_path(7), dir + "/models/model-v7.chrl");
@@ -216,6 +245,11 @@ TEST(EvaluatorStateTest, ACorruptStateFileIsAnErrorNamingIt) {
   progress = state->load_progress();
   ASSERT_FALSE(progress.ok());
   EXPECT_NE(progress.error().find("last_evaluated"), std::string::npos) << progress.error();
+  std::ofstream(dir + "/state.json") << R"({"last_evaluated": 3, "ladder_rung": 2})";
+  progress = state->load_progress();
+  ASSERT_FALSE(progress.ok());
+  EXPECT_NE(progress.error().find("'ladder_rung' is not a rung's label"), std::string::npos)
+      << progress.error();
   fs::remove_all(dir);
 }
 
@@ -288,7 +322,7 @@ TEST(EvaluatorStateTest, TheLogLineShowsCountsScoreAndInterval) {
   EXPECT_NE(describe(r).find("(16 games, 2 forfeited)"), std::string::npos) << describe(r);
 }
 
-TEST(EvaluatorStateTest, TheSummaryLineIsJson) {
+TEST(EvaluatorStateTest, TheSummaryLineIsJsonWithTheLadderRungWhenThereIsOne) {
   EvaluationReport report;
   report.candidate = 3;
   report.evaluated = true;
@@ -309,6 +343,9 @@ TEST(EvaluatorStateTest, TheSummaryLineIsJson) {
   ASSERT_EQ(j["matches"].size(), 1u);
   EXPECT_EQ(j["matches"][0]["wins"], 2);
   EXPECT_EQ(j["skipped"][0], "ghost: engine did not start");
+  EXPECT_FALSE(j.contains("ladder_rung"));
+  report.ladder_rung = "stockfish-skill1";
+  EXPECT_EQ(Json::parse(to_json_line(report))["ladder_rung"], "stockfish-skill1");
 }
 
 TEST(RegistryHealthTest, UnhealthyOnlyAfterFailuresOutlastTheThreshold) {
@@ -380,6 +417,110 @@ TEST(EvaluatorMetricsTest, AMatchSetsEloScoreGamesAndForfeitsBySide) {
   EXPECT_EQ(series(later, "chessrl_eval_games_total{opponent=\"sf\",result=\"loss\"}"), "4");
   EXPECT_EQ(series(later, "chessrl_eval_score{opponent=\"sf\"}"), "0");
   EXPECT_LT(std::stod(series(later, "chessrl_eval_elo{opponent=\"sf\"}")), 0);
+}
+
+// The ladder's rungs over a program that exists (sh) or not; no game is played.
+struct LadderFixture {
+  metrics::Registry registry;
+  EvaluatorMetrics metrics{registry};
+  std::vector<std::string> lines;
+  EvaluatorLadder make(const std::string& ladder, const std::string& saved = "") {
+    return EvaluatorLadder(ladder, saved, metrics,
+                           [this](const std::string& line) { lines.push_back(line); });
+  }
+  std::string log() const {
+    std::string all;
+    for (const auto& l : lines) all += l + "\n";
+    return all;
+  }
+  std::string text() const { return registry.serialize(); }
+};
+
+TEST(EvaluatorLadderTest, AScoreOfHalfOrMoreMovesUpOneRungAndTheTopStays) {
+  LadderFixture f;
+  EvaluatorLadder ladder = f.make("sh:0:1,sh:1:2,sh:3:4");
+  ASSERT_TRUE(ladder.active()) << f.log();
+  EXPECT_EQ(ladder.rung(), 0u);
+  EXPECT_EQ(ladder.in_play().label, "sh-skill0");
+  EXPECT_EQ(ladder.in_play().program.front(), '/') << "the program found on PATH";
+  EXPECT_NE(f.log().find("the ladder: sh-skill0, sh-skill1, sh-skill3; in play: sh-skill0 (rung "
+                         "1 of 3)"),
+            std::string::npos)
+      << f.log();
+  EXPECT_EQ(series(f.text(), "chessrl_eval_ladder_rung"), "1");
+  EXPECT_EQ(series(f.text(), "chessrl_eval_ladder_in_play{opponent=\"sh-skill0\"}"), "1");
+  EXPECT_EQ(series(f.text(), "chessrl_eval_ladder_in_play{opponent=\"sh-skill1\"}"), "0");
+
+  EXPECT_FALSE(ladder.record(4, 0.0));
+  EXPECT_FALSE(ladder.record(5, 0.4375));  // 3.5 of 8: below half
+  EXPECT_EQ(ladder.rung(), 0u);
+  EXPECT_TRUE(ladder.record(6, 0.5));  // 4 of 8: half the time
+  EXPECT_EQ(ladder.in_play().label, "sh-skill1");
+  EXPECT_EQ(ladder.saved_label(), "sh-skill1");
+  EXPECT_NE(f.log().find("v6 scored 0.500 against sh-skill0: the ladder moves up to sh-skill1 "
+                         "(rung 2 of 3)"),
+            std::string::npos)
+      << f.log();
+  EXPECT_EQ(series(f.text(), "chessrl_eval_ladder_rung"), "2");
+  EXPECT_EQ(series(f.text(), "chessrl_eval_ladder_in_play{opponent=\"sh-skill0\"}"), "0");
+  EXPECT_EQ(series(f.text(), "chessrl_eval_ladder_in_play{opponent=\"sh-skill1\"}"), "1");
+  EXPECT_TRUE(ladder.record(7, 1.0));  // one rung at a time
+  EXPECT_EQ(ladder.in_play().label, "sh-skill3");
+  EXPECT_FALSE(ladder.record(8, 0.9));  // the top stays
+  EXPECT_EQ(ladder.rung(), 2u);
+  EXPECT_NE(f.log().find("v8 scored 0.900 against sh-skill3, the ladder's top rung"),
+            std::string::npos)
+      << f.log();
+}
+
+TEST(EvaluatorLadderTest, ARestartResumesAtTheSavedRungThroughStateJson) {
+  const std::string dir = temp_dir();
+  auto state = StateDir::open(dir);
+  ASSERT_TRUE(state.ok());
+  {
+    LadderFixture f;
+    EvaluatorLadder ladder = f.make("sh:0:1,sh:1:2");
+    ASSERT_TRUE(ladder.record(3, 0.75));
+    ASSERT_TRUE(state->save_progress({.last_evaluated = 3, .last_gated = 3,
+                                      .ladder_rung = ladder.saved_label()})
+                    .ok());
+  }
+  auto progress = state->load_progress();
+  ASSERT_TRUE(progress.ok()) << progress.error();
+  EXPECT_EQ(progress->ladder_rung, "sh-skill1");
+  LadderFixture f;
+  EvaluatorLadder resumed = f.make("sh:0:1,sh:1:2", progress->ladder_rung);
+  EXPECT_EQ(resumed.rung(), 1u);
+  EXPECT_NE(f.log().find("in play: sh-skill1 (rung 2 of 2)"), std::string::npos) << f.log();
+  EXPECT_EQ(series(f.text(), "chessrl_eval_ladder_rung"), "2");
+  // A saved rung that is not on the ladder given now: back to its first rung, said.
+  LadderFixture g;
+  EvaluatorLadder other = g.make("sh:2:3,sh:4:5", progress->ladder_rung);
+  EXPECT_EQ(other.rung(), 0u);
+  EXPECT_NE(g.log().find("the saved ladder rung 'sh-skill1' is not on --ladder sh:2:3,sh:4:5: "
+                         "starting at its first rung"),
+            std::string::npos)
+      << g.log();
+  fs::remove_all(dir);
+}
+
+TEST(EvaluatorLadderTest, AMissingEngineTurnsTheLadderOffSayingSoOnce) {
+  LadderFixture f;
+  EvaluatorLadder ladder = f.make("/nonexistent/stockfish:0:1,/nonexistent/stockfish:1:2");
+  EXPECT_FALSE(ladder.active());
+  EXPECT_EQ(ladder.saved_label(), "");
+  ASSERT_EQ(f.lines.size(), 1u) << f.log();
+  EXPECT_NE(f.lines[0].find("no /nonexistent/stockfish on PATH or in /usr/games: the Stockfish "
+                            "ladder (--ladder /nonexistent/stockfish:0:1,/nonexistent/"
+                            "stockfish:1:2) is off, the other anchors play"),
+            std::string::npos)
+      << f.log();
+  EXPECT_EQ(series(f.text(), "chessrl_eval_ladder_rung"), "0");
+  // No ladder at all: nothing said, rung 0.
+  LadderFixture g;
+  EXPECT_FALSE(g.make("").active());
+  EXPECT_TRUE(g.lines.empty()) << g.log();
+  EXPECT_EQ(series(g.text(), "chessrl_eval_ladder_rung"), "0");
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 //     opponent; a restart does not redo a version; an anchor that does not
 //     start is skipped; the service loop evaluates the newest version and
 //     stops mid-match writing nothing of it;
-//   - the chessrl-evaluator binary: --once prints the summary; bad options
+//   - the chessrl-evaluator binary: --once prints the summary (with the real
+//     stockfish as an --engine anchor and as the --ladder's first rung; a
+//     ladder whose engine is missing is said once and left out); bad options
 //     and a bad --engine exit non-zero naming them; with the registry down it
 //     keeps running, /healthz turns 503 after --unhealthy-after, SIGTERM exits 0.
 #include "evaluator.h"
@@ -426,11 +428,12 @@ std::vector<std::string> binary_args(int registry_port, const std::string& state
 TEST_F(EvaluatorTest, BinaryOncePrintsTheSummaryAndGatesTheSecondVersion) {
   publish(1);
   {
-    // The anchors: the random mover and Stockfish at its weakest, few nodes.
+    // The anchors: the random mover and Stockfish at its weakest, few nodes;
+    // then the ladder's first rung, the real stockfish at Skill Level 0, depth 1.
     Child child(binary_args(port(), path("state"),
                             {"--once", "--anchors", "random", "--engine",
-                             "uci:stockfish;Skill Level=0;nodes=50;name=sf-skill0",
-                             "--metrics-listen", "off"}),
+                             "uci:stockfish;Skill Level=0;nodes=50;name=sf-skill0", "--ladder",
+                             "stockfish:0:1,stockfish:1:2", "--metrics-listen", "off"}),
                 dir_, "once1");
     const auto code = child.wait(60s);
     ASSERT_EQ(code, std::optional<int>(0)) << child.err();
@@ -439,22 +442,35 @@ TEST_F(EvaluatorTest, BinaryOncePrintsTheSummaryAndGatesTheSecondVersion) {
     EXPECT_EQ(summary["evaluated"], true);
     EXPECT_EQ(summary["promoted"], true);
     EXPECT_EQ(summary["best"], 1);
-    ASSERT_EQ(summary["matches"].size(), 2u) << child.out() << child.err();
+    ASSERT_EQ(summary["matches"].size(), 3u) << child.out() << child.err();
     EXPECT_EQ(summary["matches"][0]["opponent"], "random");
     EXPECT_EQ(summary["matches"][1]["opponent"], "sf-skill0");
     EXPECT_EQ(summary["matches"][1]["games"], 2);
     EXPECT_EQ(summary["matches"][1]["forfeits"], 0);
+    EXPECT_EQ(summary["matches"][2]["opponent"], "stockfish-skill0");
+    EXPECT_EQ(summary["matches"][2]["games"], 2);
+    EXPECT_EQ(summary["matches"][2]["forfeits"], 0);
     EXPECT_TRUE(summary["skipped"].empty()) << summary["skipped"];
+    // An untrained 1x8 network does not score half against Skill Level 0: still rung 1.
+    EXPECT_EQ(summary["ladder_rung"], "stockfish-skill0") << child.out();
+    EXPECT_NE(child.err().find("the ladder: stockfish-skill0, stockfish-skill1; in play: "
+                               "stockfish-skill0 (rung 1 of 2)"),
+              std::string::npos)
+        << child.err();
+    EXPECT_EQ(json_lines(path("state/state.json"))[0]["ladder_rung"], "stockfish-skill0");
     auto games = chess::read_pgn_games(slurp(path("state/pgn/gauntlet-v1.pgn")));
     ASSERT_TRUE(games.ok()) << games.error();
-    ASSERT_EQ(games->size(), 4u);
+    ASSERT_EQ(games->size(), 6u);
     EXPECT_EQ((*games)[2].white, "chessrl-v1");
     EXPECT_EQ((*games)[2].black, "sf-skill0");
+    EXPECT_EQ((*games)[5].white, "stockfish-skill0");
   }
   publish(2);
-  Child child(
-      binary_args(port(), path("state"), {"--once", "--anchors", "", "--metrics-listen", "off"}),
-      dir_, "once2");
+  // A ladder whose engine is not installed: said once, and the evaluation goes on without it.
+  Child child(binary_args(port(), path("state"),
+                          {"--once", "--anchors", "", "--ladder", "/nonexistent/stockfish:0:1",
+                           "--metrics-listen", "off"}),
+              dir_, "once2");
   const auto code = child.wait(60s);
   ASSERT_EQ(code, std::optional<int>(0)) << child.err();
   const Json summary = Json::parse(child.out());
@@ -467,6 +483,13 @@ TEST_F(EvaluatorTest, BinaryOncePrintsTheSummaryAndGatesTheSecondVersion) {
   EXPECT_NE(child.err().find("chessrl-evaluator: v2 vs best v1: "), std::string::npos)
       << child.err();
   EXPECT_TRUE(fs::exists(path("state/pgn/match-v2-v1.pgn")));
+  const std::string off = "the Stockfish ladder (--ladder /nonexistent/stockfish:0:1) is off";
+  const auto said = child.err().find(off);
+  EXPECT_NE(said, std::string::npos) << child.err();
+  EXPECT_EQ(child.err().find(off, said + 1), std::string::npos) << "said twice:\n" << child.err();
+  EXPECT_FALSE(summary.contains("ladder_rung")) << child.out();
+  // The rung reached stays saved for when the engine is back.
+  EXPECT_EQ(json_lines(path("state/state.json"))[0]["ladder_rung"], "stockfish-skill0");
 }
 
 TEST_F(EvaluatorTest, BinaryRefusesUnknownOptionsAndBadEnginesNamingThem) {

@@ -431,5 +431,32 @@ TEST(CurveFiles, WritesAtomically) {
   EXPECT_EQ(r.error().rfind(dir.path("no/such/dir/a.tsv") + ": ", 0), 0u) << r.error();
 }
 
+// --stockfish: auto plays both rungs over the binary found (labels
+// stockfish-skill0 and stockfish-skill1, so older curve.tsv rows of
+// stockfish-skill0 are reused), a ladder one anchor per rung, a uci: spec as given.
+TEST(CurveStockfish, AutoPlaysBothRungsOfTheLadderWhenStockfishIsFound) {
+  auto both = stockfish_specs("auto", std::string("/usr/games/stockfish"));
+  ASSERT_TRUE(both.ok()) << both.error();
+  EXPECT_EQ(*both, (std::vector<std::string>{
+                       "uci:/usr/games/stockfish;Skill Level=0;depth=1;name=stockfish-skill0",
+                       "uci:/usr/games/stockfish;Skill Level=1;depth=2;name=stockfish-skill1"}));
+  auto none = stockfish_specs("auto", std::nullopt);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  EXPECT_TRUE(stockfish_specs("off", std::string("/usr/games/stockfish"))->empty());
+  auto ladder = stockfish_specs("stockfish:3:4", std::nullopt);
+  ASSERT_TRUE(ladder.ok()) << ladder.error();
+  EXPECT_EQ(*ladder,
+            (std::vector<std::string>{"uci:stockfish;Skill Level=3;depth=4;name=stockfish-skill3"}));
+  auto spec = stockfish_specs("uci:stockfish;nodes=100;name=sf100", std::nullopt);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(*spec, (std::vector<std::string>{"uci:stockfish;nodes=100;name=sf100"}));
+  auto bad = stockfish_specs("stockfish:0:0", std::nullopt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("--stockfish: ladder 'stockfish:0:0', rung 1"), std::string::npos)
+      << bad.error();
+  EXPECT_NE(bad.error().find("DEPTH '0'"), std::string::npos) << bad.error();
+}
+
 }  // namespace
 }  // namespace chessrl::tool::curve

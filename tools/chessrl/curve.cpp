@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "chessrl/eval/ladder.h"
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/selfplay/version_stats.h"
 
@@ -443,6 +444,26 @@ std::string gnuplot_script(const PlotOptions& o, const std::vector<CurveRow>& ro
   panel("minutes of training", 2, span([](const CurveRow& r) { return r.minutes; }), false, "");
   s << "unset multiplot\n";
   return s.str();
+}
+
+Result<std::vector<std::string>> stockfish_specs(const std::string& stockfish,
+                                                 const std::optional<std::string>& found) {
+  std::vector<std::string> specs;
+  if (stockfish == "off") return specs;
+  if (stockfish.rfind("uci:", 0) == 0) {
+    specs.push_back(stockfish);
+    return specs;
+  }
+  const bool automatic = stockfish == "auto";
+  if (automatic && !found) return specs;
+  auto rungs = eval::parse_ladder(automatic ? eval::kDefaultLadder : stockfish);
+  if (!rungs) return fail("--stockfish: " + rungs.error() + " (or auto, off, uci:...)");
+  if (rungs->empty()) return fail("--stockfish '" + stockfish + "': no rungs (give off for none)");
+  for (eval::LadderRung& rung : *rungs) {
+    if (automatic) rung.program = *found;  // its label stays "stockfish-..."
+    specs.push_back(rung.anchor_spec());
+  }
+  return specs;
 }
 
 }  // namespace chessrl::tool::curve

@@ -107,6 +107,16 @@ Result<StatsByVersion> read_selfplay_stats(const std::string& stats_dir, int& fi
 // games (and "other" for the rest, when there are more).
 std::string format_versions_tsv(const StatsByVersion& stats, int top = 4);
 
+// The anchor specs of `chessrl curve --stockfish`: "auto" plays the rungs of
+// eval::kDefaultLadder (stockfish-skill0: Skill Level 0 at depth 1,
+// stockfish-skill1: Skill Level 1 at depth 2) over `found`, the stockfish
+// binary found, and none when nullopt; "off" none; a uci:... anchor spec as
+// given; anything else is a ladder as chessrl-evaluator --ladder reads it
+// (PROGRAM:SKILL:DEPTH, comma-separated), one anchor per rung. Errors name
+// --stockfish and the problem.
+Result<std::vector<std::string>> stockfish_specs(const std::string& stockfish,
+                                                 const std::optional<std::string>& found);
+
 // `rows` as an aligned table for the terminal.
 std::string format_table(const std::vector<CurveRow>& rows);
 

@@ -65,7 +65,7 @@ struct Anchor {
 // written when another version was first is not taken for it.
 constexpr const char* kFirst = "first";
 
-// --anchors, then the Stockfish anchor --stockfish asks for; every spec parsed
+// --anchors, then the Stockfish anchors --stockfish asks for; every spec parsed
 // (so a typo fails before any game) and every label distinct.
 std::vector<Anchor> anchor_list(const CurveCommandOptions& o, const curve::SavedVersion& first) {
   std::vector<std::pair<std::string, std::string>> specs;  // the spec, the option it came from
@@ -76,17 +76,14 @@ std::vector<Anchor> anchor_list(const CurveCommandOptions& o, const curve::Saved
     if (!spec.empty()) specs.emplace_back(spec, "--anchors");
     start = comma + 1;
   }
-  if (o.stockfish == "auto") {
-    // find_program also looks in /usr/games, where Debian installs stockfish
-    // (not on root's PATH).
-    if (auto program = find_program("stockfish"))
-      specs.emplace_back("uci:" + *program + ";Skill Level=0;depth=1;name=stockfish-skill0",
-                         "--stockfish");
-    else
-      std::fprintf(stderr, "note: no stockfish on PATH or in /usr/games: no Stockfish anchor\n");
-  } else if (o.stockfish != "off") {
-    specs.emplace_back(o.stockfish, "--stockfish");
-  }
+  // find_program also looks in /usr/games, where Debian installs stockfish
+  // (not on root's PATH).
+  const auto found = o.stockfish == "auto" ? find_program("stockfish") : std::nullopt;
+  if (o.stockfish == "auto" && !found)
+    std::fprintf(stderr, "note: no stockfish on PATH or in /usr/games: no Stockfish anchors\n");
+  auto stockfish = curve::stockfish_specs(o.stockfish, found);
+  if (!stockfish) throw Error(stockfish.error());
+  for (const std::string& spec : *stockfish) specs.emplace_back(spec, "--stockfish");
   std::vector<Anchor> anchors;
   for (const auto& [spec, option] : specs) {
     std::string label;
@@ -365,8 +362,11 @@ void add_curve_command(CLI::App& app) {
                   "version, at the same visits) or uci:PROGRAM[;KEY=VALUE]...")
       ->capture_default_str();
   cmd->add_option("--stockfish", o->stockfish,
-                  "auto: add Stockfish at Skill Level 0, depth 1 when a stockfish binary is "
-                  "found; off; or a uci:... anchor spec used as given")
+                  "auto: when a stockfish binary is found, add the ladder's two rungs, "
+                  "stockfish-skill0 (Skill Level 0, depth 1) and stockfish-skill1 (Skill Level 1, "
+                  "depth 2); off; a ladder as chessrl-evaluator --ladder takes it "
+                  "(PROGRAM:SKILL:DEPTH, comma-separated, e.g. stockfish:0:1,stockfish:3:4), one "
+                  "anchor per rung; or a uci:... anchor spec used as given")
       ->capture_default_str();
   cmd->add_option("--pairs", o->pairs, "Game pairs per version and anchor (2 games a pair)")
       ->check(CLI::Range(1, 100000))

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -82,10 +83,13 @@ Evaluator::Evaluator(EvaluatorOptions options, StateDir state, EvaluatorProgress
       progress_(progress),
       metrics_(registry),
       log_(std::move(log)),
-      health_(options_.registry, std::chrono::seconds(options_.unhealthy_after_s)) {
+      health_(options_.registry, std::chrono::seconds(options_.unhealthy_after_s)),
+      ladder_(options_.ladder, progress_.ladder_rung, metrics_, log_) {
   last_evaluated_ = progress_.last_evaluated;
   newest_ = progress_.last_evaluated;
   if (progress_.last_evaluated > 0) metrics_.on_evaluated(progress_.last_evaluated);
+  // A rung not on this ladder restarts it; without the engine the saved rung stays.
+  if (ladder_.active()) progress_.ladder_rung = ladder_.saved_label();
   rpc::ClientOptions client;
   client.address = options_.registry;
   client.deadline = std::chrono::seconds(options_.rpc_deadline_s);
@@ -315,8 +319,13 @@ bool Evaluator::gauntlet(LoadedModel& candidate, const std::atomic<bool>& stop, 
   std::vector<eval::MatchResult> results;
   std::vector<chess::PgnGame> games;
   const std::string pgn = state_.gauntlet_pgn_path(version);
+  std::vector<std::string> specs = options_.anchor_specs();
+  // The ladder's rung in play, last; its label is its own (validate() checked).
+  const std::string rung_label = ladder_.saved_label();
+  if (ladder_.active()) specs.push_back(ladder_.in_play().anchor_spec());
+  std::optional<double> rung_score;
   std::uint64_t n = 0;
-  for (const std::string& spec : options_.anchor_specs()) {
+  for (const std::string& spec : specs) {
     ++n;
     const std::string label = eval::anchor_label(spec);
     auto anchor = eval::parse_anchor(spec, options_.seed * 1000 + version * 16 + n);
@@ -336,6 +345,7 @@ bool Evaluator::gauntlet(LoadedModel& candidate, const std::atomic<bool>& stop, 
     }
     MatchRecord record = record_of(version, label, 0, *result, seconds_since(start), pgn);
     log_(describe(record));
+    if (!rung_label.empty() && label == rung_label) rung_score = result->score.score();
     for (auto& game : pgn_of(*result)) games.push_back(std::move(game));
     records.push_back(std::move(record));
     results.push_back(std::move(result).value());
@@ -352,6 +362,9 @@ bool Evaluator::gauntlet(LoadedModel& candidate, const std::atomic<bool>& stop, 
     metrics_.on_match(records[i].opponent, results[i], records[i].seconds);
     out.report.matches.push_back(std::move(records[i]));
   }
+  // Saved with the progress that follows the gauntlet.
+  if (rung_score && ladder_.record(version, *rung_score))
+    progress_.ladder_rung = ladder_.saved_label();
   return true;
 }
 
@@ -385,6 +398,7 @@ Evaluation Evaluator::evaluate(std::uint64_t version, const std::atomic<bool>& s
   metrics_.on_evaluated(version);
   out.outcome = Outcome::kDone;
   out.report.evaluated = true;
+  out.report.ladder_rung = ladder_.saved_label();
   out.report.seconds = seconds_since(start);
   return out;
 }

@@ -3,7 +3,9 @@
 // current best (paired openings, colours swapped) with the Elo difference and
 // its 95% interval, promotion to `best` when the candidate scores above
 // --promote-score, then a gauntlet against fixed anchors (random, greedy, UCI
-// engines). Results go to the state directory (evaluator_state.h) and the
+// engines) and the Stockfish ladder's rung in play (--ladder: the next
+// version plays the next rung once one scores at least 0.5; a ladder whose
+// engine is not installed is logged once and left out). Results go to the state directory (evaluator_state.h) and the
 // metrics; the first version becomes best without a match.
 //
 // Nothing is written for a match that was stopped or whose promotion failed
@@ -20,11 +22,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "chessrl/core/result.h"
 #include "chessrl/metrics/registry.h"
 #include "chessrl/rpc/clients.h"
 #include "candidate_lease.h"
+#include "evaluator_ladder.h"
 #include "evaluator_metrics.h"
 #include "evaluator_options.h"
 #include "evaluator_state.h"
@@ -75,6 +79,8 @@ class Evaluator {
   std::string health() const { return health_.reason(); }
   std::uint64_t last_evaluated() const { return last_evaluated_.load(); }
   const EvaluatorOptions& options() const { return options_; }
+  // The Stockfish ladder (inactive when off or its engine was not found).
+  const EvaluatorLadder& ladder() const { return ladder_; }
 
  private:
   Evaluator(EvaluatorOptions options, StateDir state, EvaluatorProgress progress,
@@ -115,6 +121,7 @@ class Evaluator {
   // Set once the registry answered LeaseModel with UNIMPLEMENTED.
   std::atomic<bool> lease_unsupported_{false};
   std::shared_ptr<LoadedModel> best_;  // kept across evaluations
+  EvaluatorLadder ladder_;  // its rung is saved with progress_
   std::uint64_t evaluated_here_ = 0;   // versions evaluated by this process (for --gauntlet-every)
 };
 

@@ -17,6 +17,9 @@ EvaluatorMetrics::EvaluatorMetrics(metrics::Registry& registry)
       model_version(registry.gauge("chessrl_model_version", "Model version last evaluated")),
       best_version(registry.gauge("chessrl_eval_best_version",
                                   "The registry's best version as the evaluator last saw it")),
+      ladder_rung(registry.gauge(
+          "chessrl_eval_ladder_rung",
+          "The Stockfish ladder's rung in play, 1 for the first (0: no ladder, or no engine)")),
       registry_(registry) {}
 
 void EvaluatorMetrics::on_match(const std::string& opponent, const eval::MatchResult& result,
@@ -63,6 +66,21 @@ void EvaluatorMetrics::on_match(const std::string& opponent, const eval::MatchRe
 void EvaluatorMetrics::on_best(std::uint64_t version, bool promoted) {
   best_version.set(static_cast<double>(version));
   if (promoted) promotions_total.inc();
+}
+
+}  // namespace chessrl::evaluator_service
+
+namespace chessrl::evaluator_service {
+
+void EvaluatorMetrics::on_ladder(const std::vector<std::string>& labels, std::size_t in_play) {
+  ladder_rung.set(labels.empty() ? 0.0 : static_cast<double>(in_play + 1));
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    registry_
+        .gauge("chessrl_eval_ladder_in_play",
+               "1 for the Stockfish ladder's rung in play (its opponent label), 0 for the others",
+               {{"opponent", labels[i]}})
+        .set(i == in_play ? 1.0 : 0.0);
+  }
 }
 
 }  // namespace chessrl::evaluator_service

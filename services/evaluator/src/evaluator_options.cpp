@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "chessrl/eval/ladder.h"
 #include "chessrl/eval/uci_engine.h"
 
 namespace chessrl::evaluator_service {
@@ -60,6 +61,15 @@ Result<void> EvaluatorOptions::validate() const {
                   "' (give one a name=)");
     }
     labels.push_back(label);
+  }
+  auto rungs = eval::parse_ladder(ladder);
+  if (!rungs.ok()) return fail("--ladder: " + rungs.error());
+  for (const auto& rung : *rungs) {
+    if (rung.label == "best" ||
+        std::find(labels.begin(), labels.end(), rung.label) != labels.end()) {
+      return fail("--ladder " + ladder + ": the rung label '" + rung.label +
+                  "' is taken (by an anchor, or 'best')");
+    }
   }
   return {};
 }
@@ -139,6 +149,13 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
                  "a UCI engine anchor (repeatable): uci:PROGRAM[;KEY=VALUE]..., keys nodes, "
                  "depth, movetime, name, any other a UCI option, e.g. "
                  "\"uci:stockfish;Skill Level=0;movetime=50\"");
+  app.add_option("--ladder", o.ladder,
+                 "the Stockfish ladder: rungs PROGRAM:SKILL:DEPTH (Skill Level, search depth), "
+                 "comma-separated, e.g. \"stockfish:0:1,stockfish:1:2\"; the gauntlet plays the "
+                 "rung in play (2 * --anchor-pairs games, labelled e.g. stockfish-skill0) and the "
+                 "next version plays the next rung once one scores at least 0.5 against it; the "
+                 "rung reached is kept in --state-dir (\"\" or off: no ladder)")
+      ->capture_default_str();
   app.add_option("--gauntlet-every", o.gauntlet_every,
                  "play the anchors every N evaluated versions (0: never)")
       ->check(CLI::Range(0, 1000000))

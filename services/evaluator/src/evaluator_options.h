@@ -49,6 +49,10 @@ struct EvaluatorOptions {
   int anchor_pairs = 4;        // gauntlet: 2 * anchor_pairs games per anchor
   std::string anchors = "random,greedy";
   std::vector<std::string> engines;  // more anchors, each as eval::parse_anchor reads it
+  // The Stockfish ladder (chessrl/eval/ladder.h): rungs PROGRAM:SKILL:DEPTH,
+  // comma-separated, of which the gauntlet plays the one in play; "" or
+  // "off": none.
+  std::string ladder;
   int gauntlet_every = 1;            // every N evaluated versions (0: never)
   std::uint64_t seed = 1;
 
@@ -64,8 +68,8 @@ struct EvaluatorOptions {
   // Every anchor spec in order (--anchors split at commas, then --engine),
   // without duplicates.
   std::vector<std::string> anchor_specs() const;
-  // Checks ranges and that every anchor spec parses; the error names the
-  // option and the spec.
+  // Checks ranges, that every anchor spec and the ladder parse, and that no
+  // two of them share a label; the error names the option and the spec.
   Result<void> validate() const;
 };
 

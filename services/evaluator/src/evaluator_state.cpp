@@ -75,6 +75,7 @@ std::string to_json_line(const EvaluationReport& r) {
   j["matches"] = Json::array();
   for (const auto& m : r.matches) j["matches"].push_back(to_json(m));
   j["skipped"] = r.skipped;
+  if (!r.ladder_rung.empty()) j["ladder_rung"] = r.ladder_rung;
   j["seconds"] = finite(r.seconds);
   return j.dump();
 }
@@ -118,6 +119,10 @@ Result<EvaluatorProgress> StateDir::load_progress() const {
     }
     *field = j[key].get<std::uint64_t>();
   }
+  if (j.contains("ladder_rung")) {
+    if (!j["ladder_rung"].is_string()) return fail(file + ": 'ladder_rung' is not a rung's label");
+    progress.ladder_rung = j["ladder_rung"].get<std::string>();
+  }
   return progress;
 }
 
@@ -125,6 +130,7 @@ Result<void> StateDir::save_progress(const EvaluatorProgress& progress) const {
   Json j;
   j["last_evaluated"] = progress.last_evaluated;
   j["last_gated"] = progress.last_gated;
+  if (!progress.ladder_rung.empty()) j["ladder_rung"] = progress.ladder_rung;
   return write_file_atomically(path_ + "/state.json", j.dump() + "\n");
 }
 

@@ -1,6 +1,7 @@
 // What the evaluator keeps on disk under its state directory:
 //   state.json              the last evaluated and gated versions (a restart
-//                           goes on after them), written atomically
+//                           goes on after them) and the ladder's rung in
+//                           play, written atomically
 //   results.jsonl           one JSON line per match
 //   pgn/match-v<C>-v<B>.pgn the gating match, pgn/gauntlet-v<C>.pgn the anchors
 //   models/model-v<N>.chrl  evaluated models (with --save-models): the first,
@@ -21,6 +22,8 @@ namespace chessrl::evaluator_service {
 struct EvaluatorProgress {
   std::uint64_t last_evaluated = 0;  // every step done for versions up to here
   std::uint64_t last_gated = 0;      // the gating match (or first promotion) is done
+  // The label of the ladder's rung in play ("": the first rung, or no ladder).
+  std::string ladder_rung;
 };
 
 // One line of results.jsonl.
@@ -50,10 +53,12 @@ struct EvaluationReport {
   std::string note;                  // why there was no gating match, when there was none
   std::vector<MatchRecord> matches;  // the gating match first, then the anchors
   std::vector<std::string> skipped;  // "<anchor>: <why it did not play>"
+  std::string ladder_rung;           // the ladder's rung in play after it ("": no ladder)
   double seconds = 0;
 };
 // {"candidate":7,"evaluated":true,"best_before":5,"best":7,"promoted":true,
-//  "note":"","matches":[...results.jsonl objects...],"skipped":[],"seconds":12.5}
+//  "note":"","matches":[...results.jsonl objects...],"skipped":[],
+//  "ladder_rung":"stockfish-skill0","seconds":12.5} (ladder_rung only with a ladder)
 std::string to_json_line(const EvaluationReport& report);
 // "v7 vs best v5: +5 =8 -3 score 0.563 elo +43.7 [-58.2, +150.1] (16 games)"
 std::string describe(const MatchRecord& record);
