@@ -126,6 +126,74 @@ TEST(Example, RecordsGiveTheMaterialLeadLaterAndTheLegalMoves) {
   }
 }
 
+// The reply and moves-left targets on a hand-made game: at ply k the reply is
+// move k + 1 as the opponent's policy index (the opponent of ply k moves at
+// k + 1); the last ply has none; plies left = the game's plies - k.
+TEST(Example, RecordsGiveTheOpponentsReplyAndThePliesLeft) {
+  record::GameRecord r;
+  r.id = "hand-made";
+  r.start_fen = kStart;
+  auto pos = chess::Position::from_fen(kStart).value_or_throw();
+  // Five plies, with targets at plies 0, 1, 3 and 4 (ply 2 has none).
+  for (const char* text : {"e2e4", "g8f6", "e4e5", "f6d5", "c2c4"}) {
+    r.moves.push_back(uci(pos, text));
+    pos.make_move(r.moves.back());
+  }
+  pos = chess::Position::from_fen(kStart).value_or_throw();
+  for (int ply = 0; ply < 5; ++ply) {
+    if (ply != 2) {
+      record::MoveTarget t;
+      t.ply = ply;
+      t.policy = {{r.moves[std::size_t(ply)], 1.0f}};
+      r.targets.push_back(t);
+    }
+  }
+  auto examples = examples_from_record(r);
+  ASSERT_TRUE(examples.ok()) << examples.error();
+  ASSERT_EQ(examples->size(), 4u);
+  const int plies[] = {0, 1, 3, 4};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const int k = plies[i];
+    const Example& e = (*examples)[i];
+    EXPECT_EQ(e.plies_left, 5 - k) << "ply " << k;
+    if (k == 4) {
+      EXPECT_EQ(e.reply, -1) << "the last ply has no reply";
+      continue;
+    }
+    // Ply k is white's when k is even: the reply is then black's move.
+    const chess::Color opponent = k % 2 == 0 ? chess::kBlack : chess::kWhite;
+    EXPECT_EQ(e.reply, nn::policy_index(r.moves[std::size_t(k + 1)], opponent)) << "ply " << k;
+  }
+  // From the opponent's point of view: black's g8f6 is the same index as
+  // white's g1f3 (mirrored), not white's g8f6.
+  auto after_e4 = chess::Position::from_fen(
+                      "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+                      .value_or_throw();
+  auto start = chess::Position::from_fen(kStart).value_or_throw();
+  EXPECT_EQ((*examples)[0].reply, nn::policy_index(uci(start, "g1f3"), chess::kWhite));
+  EXPECT_EQ((*examples)[0].reply, nn::policy_index(uci(after_e4, "g8f6"), chess::kBlack));
+  // Examples made without a record know neither target.
+  std::vector<chess::Move> one{uci(start, "e2e4")};
+  std::vector<float> p1{1.0f};
+  const Example plain = make_example(kStart, {}, one, p1, 0).value_or_throw();
+  EXPECT_EQ(plain.reply, -1);
+  EXPECT_EQ(plain.plies_left, -1);
+}
+
+// Self-play records: every example but a game's last-ply one has a reply, and
+// plies left counts down to the game's end.
+TEST(Example, SelfPlayRecordsGiveRepliesAndPliesLeft) {
+  for (const auto& r : testing::play_records(2)) {
+    auto examples = examples_from_record(r).value_or_throw();
+    ASSERT_EQ(examples.size(), r.targets.size());
+    for (std::size_t i = 0; i < examples.size(); ++i) {
+      const auto ply = std::size_t(r.targets[i].ply);
+      EXPECT_EQ(examples[i].plies_left, int(r.moves.size() - ply));
+      EXPECT_EQ(examples[i].reply >= 0, ply + 1 < r.moves.size()) << "ply " << ply;
+    }
+  }
+}
+
 TEST(Example, LoadsJsonLinesAndNamesTheBadLine) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("chessrl-train-" + std::to_string(::getpid()));

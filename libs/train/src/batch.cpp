@@ -9,18 +9,28 @@
 
 namespace chessrl::train {
 
+namespace {
+
+// `batch` with `f` applied to each of its tensors (the undefined ones left so).
+template <typename F>
+Batch map_tensors(const Batch& batch, F f) {
+  Batch out = batch;
+  for (torch::Tensor* t : {&out.input, &out.policy, &out.wdl, &out.legal, &out.material,
+                           &out.material_weight, &out.reply, &out.reply_weight, &out.moves_left,
+                           &out.moves_left_weight})
+    if (t->defined()) *t = f(*t);
+  return out;
+}
+
+}  // namespace
+
 Batch Batch::slice(std::int64_t begin, std::int64_t count) const {
-  return Batch{input.narrow(0, begin, count), policy.narrow(0, begin, count),
-               wdl.narrow(0, begin, count),
-               legal.defined() ? legal.narrow(0, begin, count) : torch::Tensor(),
-               material.narrow(0, begin, count), material_weight.narrow(0, begin, count)};
+  return map_tensors(*this, [&](const torch::Tensor& t) { return t.narrow(0, begin, count); });
 }
 
 Batch Batch::to(const torch::Device& device, bool non_blocking) const {
-  return Batch{input.to(device, non_blocking), policy.to(device, non_blocking),
-               wdl.to(device, non_blocking),
-               legal.defined() ? legal.to(device, non_blocking) : torch::Tensor(),
-               material.to(device, non_blocking), material_weight.to(device, non_blocking)};
+  return map_tensors(*this,
+                     [&](const torch::Tensor& t) { return t.to(device, non_blocking); });
 }
 
 Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio,
@@ -29,9 +39,15 @@ Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio,
   auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
   Batch b{torch::empty({n, nn::kInputPlanes, 8, 8}, options),
           torch::zeros({n, nn::kPolicySize}, options), torch::empty({n, 3}, options),
-          torch::Tensor(), torch::zeros({n}, options), torch::zeros({n}, options)};
+          torch::Tensor(), torch::zeros({n}, options), torch::zeros({n}, options),
+          torch::zeros({n}, options.dtype(torch::kInt64)), torch::zeros({n}, options),
+          torch::zeros({n}, options), torch::zeros({n}, options)};
   float* material = b.material.data_ptr<float>();
   float* material_weight = b.material_weight.data_ptr<float>();
+  std::int64_t* reply = b.reply.data_ptr<std::int64_t>();
+  float* reply_weight = b.reply_weight.data_ptr<float>();
+  float* moves_left = b.moves_left.data_ptr<float>();
+  float* moves_left_weight = b.moves_left_weight.data_ptr<float>();
   float* input = b.input.data_ptr<float>();
   float* policy = b.policy.data_ptr<float>();
   float* wdl = b.wdl.data_ptr<float>();
@@ -63,6 +79,14 @@ Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio,
       material[i] = static_cast<float>(std::tanh(double(e.material) / kMaterialScale));
       material_weight[i] = 1;
     }
+    if (e.reply >= 0 && e.reply < nn::kPolicySize) {
+      reply[i] = e.reply;
+      reply_weight[i] = 1;
+    }
+    if (e.plies_left >= 0) {
+      moves_left[i] = static_cast<float>(e.plies_left / nn::kMovesLeftScale);
+      moves_left_weight[i] = 1;
+    }
   }
   return b;
 }
@@ -83,7 +107,29 @@ LossTerms compute_losses(const torch::Tensor& policy_logits, const torch::Tensor
     material_loss =
         (batch.material_weight * error * error).sum() / batch.material_weight.sum().clamp_min(1);
   }
-  return {policy, value, material_loss};
+  return {policy, value, material_loss, torch::zeros({}, value.options()),
+          torch::zeros({}, value.options())};
+}
+
+LossTerms compute_losses(const nn::NetworkOutput& out, const Batch& batch) {
+  LossTerms terms = compute_losses(out.policy, out.wdl, batch, out.material);
+  // Means over the positions with a target; multiplying by the weight (not
+  // selecting rows) keeps the head in the graph when none has one.
+  auto masked_mean = [](const torch::Tensor& per_position, const torch::Tensor& weight) {
+    return (weight * per_position).sum() / weight.sum().clamp_min(1);
+  };
+  if (out.reply.defined() && batch.reply.defined()) {
+    const torch::Tensor log_p = torch::log_softmax(out.reply.to(torch::kFloat32), 1);
+    terms.reply =
+        masked_mean(-log_p.gather(1, batch.reply.unsqueeze(1)).squeeze(1), batch.reply_weight);
+  }
+  if (out.moves_left.defined() && batch.moves_left.defined()) {
+    const torch::Tensor huber =
+        torch::huber_loss(out.moves_left.to(torch::kFloat32), batch.moves_left,
+                          at::Reduction::None, kMovesLeftHuberDelta);
+    terms.moves_left = masked_mean(huber, batch.moves_left_weight);
+  }
+  return terms;
 }
 
 }  // namespace chessrl::train

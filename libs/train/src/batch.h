@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "chessrl/nn/torch_network.h"
 #include "chessrl/train/example.h"
 
 namespace chessrl::train {
@@ -21,6 +22,14 @@ struct Batch {
   // its weight (1, or 0 where the target is unknown).
   torch::Tensor material;
   torch::Tensor material_weight;
+  // [N] int64: the reply head's target, the opponent's reply as a policy
+  // index (0 where unknown), and [N] float32 its weight (1, or 0: no reply).
+  torch::Tensor reply;
+  torch::Tensor reply_weight;
+  // [N] float32: the moves-left head's target, plies left / kMovesLeftScale,
+  // and its weight (1, or 0 where unknown).
+  torch::Tensor moves_left;
+  torch::Tensor moves_left_weight;
   std::int64_t size() const { return input.size(0); }
   // The rows [begin, begin + count) (views, no copy).
   Batch slice(std::int64_t begin, std::int64_t count) const;
@@ -49,8 +58,22 @@ struct LossTerms {
   torch::Tensor policy;
   torch::Tensor value;
   torch::Tensor material;
+  torch::Tensor reply;       // 0 without the reply head's output
+  torch::Tensor moves_left;  // 0 without the moves-left head's output
 };
 LossTerms compute_losses(const torch::Tensor& policy_logits, const torch::Tensor& wdl_logits,
                          const Batch& batch, const torch::Tensor& material = {});
+
+// Huber loss's delta for the moves-left head, in its units (plies left /
+// kMovesLeftScale): 0.5 = 10 plies, lc0's. Errors below it count squared,
+// larger ones linearly, so a few long games do not dominate.
+inline constexpr double kMovesLeftHuberDelta = 0.5;
+
+// Every head the network output has: compute_losses above, and with
+// `out.reply` the reply head's cross-entropy against the opponent's reply
+// (a softmax over all 4,672 indices: the opponent's legal moves are not
+// generated), with `out.moves_left` the moves-left head's Huber loss; each a
+// mean over the positions whose target is known (0 when none is).
+LossTerms compute_losses(const nn::NetworkOutput& out, const Batch& batch);
 
 }  // namespace chessrl::train

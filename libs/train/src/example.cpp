@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
@@ -115,6 +116,13 @@ Result<std::vector<Example>> examples_from_record(const record::GameRecord& reco
       const int lead = balance[later] * (pos->side_to_move() == chess::kWhite ? 1 : -1);
       e->material = static_cast<std::int16_t>(lead);
       e->has_material = true;
+      // balance.size() - 1 moves were legal: a reply past them stays unknown
+      // (the record is refused at that move below anyway).
+      if (ply + 1 < balance.size() - 1)
+        e->reply = static_cast<std::int16_t>(
+            nn::policy_index(record.moves[ply + 1], ~pos->side_to_move()));
+      e->plies_left = static_cast<std::int16_t>(
+          std::min<std::size_t>(record.moves.size() - ply, INT16_MAX));
       out.push_back(std::move(*e));
     }
     if (ply == record.moves.size()) break;

@@ -45,6 +45,10 @@ Result<void> TrainerOptions::validate() const {
     return bad("value_loss_weight", "must be >= 0");
   if (!(material_loss_weight >= 0) || !std::isfinite(material_loss_weight))
     return bad("material_loss_weight", "must be >= 0");
+  if (!(reply_loss_weight >= 0) || !std::isfinite(reply_loss_weight))
+    return bad("reply_loss_weight", "must be >= 0");
+  if (!(moves_left_loss_weight >= 0) || !std::isfinite(moves_left_loss_weight))
+    return bad("moves_left_loss_weight", "must be >= 0");
   if (!(value_q_ratio >= 0 && value_q_ratio <= 1))
     return bad("value_q_ratio", "must be in [0, 1]");
   if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) return bad("clip_norm", "must be >= 0 (0: off)");

@@ -243,9 +243,8 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   opt_->zero_grad();
   Batch batch = cuda_ ? host_batch.to(device_, true) : host_batch;
   const std::int64_t micro = batch.size() / o_.accumulate;
-  torch::Tensor policy_sum = torch::zeros({}, torch::TensorOptions().device(device_));
-  torch::Tensor value_sum = torch::zeros({}, torch::TensorOptions().device(device_));
-  torch::Tensor material_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+  // Policy, value, material, reply, moves left: summed over micro-batches.
+  torch::Tensor loss_sums = torch::zeros({5}, torch::TensorOptions().device(device_));
   // With peers, a collective may fail before the optimizer step: the forward
   // passes' batch-norm statistics are then undone, so the state stays that of
   // the last step done (what rank 0 checkpoints after a peer's failure).
@@ -259,15 +258,15 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
     if (reducer_) reducer_->prepare(last);
     const bool autocast = cuda_ && o_.mixed_precision;
     if (autocast) set_cuda_autocast(true);
-    nn::NetworkOutput out = net_->forward(mb.input);
+    nn::NetworkOutput out = net_->forward(mb.input, /*training_heads=*/true);
     if (autocast) set_cuda_autocast(false);
-    LossTerms losses = compute_losses(out.policy, out.wdl, mb, out.material);
-    torch::Tensor total = losses.policy + o_.value_loss_weight * losses.value;
-    if (out.material.defined()) {
-      // Always in the graph (weight 0 included), so every rank reduces the
-      // same gradients.
-      total = total + o_.material_loss_weight * losses.material;
-    }
+    const LossTerms losses = compute_losses(out, mb);
+    // A head the network has is always in the graph (weight 0 included), so
+    // every rank reduces the same gradients; one it lacks adds a constant 0.
+    const torch::Tensor total = losses.policy + o_.value_loss_weight * losses.value +
+                                o_.material_loss_weight * losses.material +
+                                o_.reply_loss_weight * losses.reply +
+                                o_.moves_left_loss_weight * losses.moves_left;
     if (last && pg_) {
       // Batch-norm statistics: every rank saw its own data; average them
       // while backward runs, so all ranks keep identical buffers.
@@ -286,9 +285,9 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
       }
     }
     (o_.accumulate > 1 ? total / double(o_.accumulate) : total).backward();
-    policy_sum += losses.policy.detach();
-    value_sum += losses.value.detach();
-    material_sum += losses.material.detach();
+    loss_sums += torch::stack({losses.policy, losses.value, losses.material, losses.reply,
+                               losses.moves_left})
+                     .detach();
   }
   double comm_wait = 0;
   if (reducer_) {
@@ -317,9 +316,7 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   const std::int64_t samples = std::int64_t(o_.batch_size) * d_.world_size;
   samples_total_ += std::uint64_t(samples);
 
-  auto losses =
-      torch::stack({policy_sum, value_sum, material_sum}).to(torch::kCPU).to(torch::kFloat64) /
-                double(o_.accumulate);
+  auto losses = loss_sums.to(torch::kCPU).to(torch::kFloat64) / double(o_.accumulate);
   if (pg_) {
     if (auto r = allreduce(*group_, losses, c10d::ReduceOp::SUM, "loss all-reduce"); !r)
       return fail(r.error());
@@ -333,8 +330,11 @@ Result<StepReport> Run::step(Batch& host_batch, double data_wait) {
   r.policy_loss = losses[0].item<double>();
   r.value_loss = losses[1].item<double>();
   r.material_loss = losses[2].item<double>();
+  r.reply_loss = losses[3].item<double>();
+  r.moves_left_loss = losses[4].item<double>();
   r.total_loss = r.policy_loss + o_.value_loss_weight * r.value_loss +
-                 o_.material_loss_weight * r.material_loss;
+                 o_.material_loss_weight * r.material_loss + o_.reply_loss_weight * r.reply_loss +
+                 o_.moves_left_loss_weight * r.moves_left_loss;
   r.lr = lr;
   r.data_wait_seconds = data_wait;
   r.allreduce_seconds = comm_wait;
@@ -535,14 +535,22 @@ Result<TrainSummary> Run::run_steps() {
       window_samples += report->samples;
       ++window_steps;
       if (d_.rank == 0 && o_.log_every > 0 && step_ % o_.log_every == 0) {
-        char line[320];
+        char heads[128];
+        int used = std::snprintf(heads, sizeof heads, "policy %.4f, value %.4f, material %.4f",
+                                 report->policy_loss, report->value_loss, report->material_loss);
+        if (o_.network.reply_head)
+          used += std::snprintf(heads + used, sizeof heads - std::size_t(used), ", reply %.4f",
+                                report->reply_loss);
+        if (o_.network.moves_left_head)
+          std::snprintf(heads + used, sizeof heads - std::size_t(used), ", moves left %.4f",
+                        report->moves_left_loss);
+        char line[400];
         std::snprintf(line, sizeof line,
-                      "step %lld%s  loss %.4f (policy %.4f, value %.4f, material %.4f)  lr %.5g  %.0f samples/s"
+                      "step %lld%s  loss %.4f (%s)  lr %.5g  %.0f samples/s"
                       "  data wait %s  all-reduce wait %s",
                       static_cast<long long>(step_),
                       o_.steps > 0 ? ("/" + std::to_string(o_.steps)).c_str() : "",
-                      report->total_loss, report->policy_loss, report->value_loss,
-                      report->material_loss, report->lr,
+                      report->total_loss, heads, report->lr,
                       window_seconds > 0 ? double(window_samples) / window_seconds : 0.0,
                       percent(window_wait, window_seconds).c_str(),
                       percent(window_comm, window_seconds).c_str());

@@ -36,6 +36,14 @@ struct Example {
   // material head's target. has_material false: unknown (no loss).
   std::int16_t material = 0;
   bool has_material = false;
+  // The reply head's target: the move the opponent played next (the game's
+  // move after the side to move's), as a policy index from the opponent's
+  // point of view, nn::policy_index(reply, opponent). -1: none (the game
+  // ended with the side to move's move) or unknown (no loss).
+  std::int16_t reply = -1;
+  // The moves-left head's target: plies from this position to the game's
+  // recorded end (its last move, whatever ended it). -1: unknown (no loss).
+  std::int16_t plies_left = -1;
   bool operator==(const Example&) const = default;
 };
 
@@ -54,7 +62,8 @@ Result<Example> make_example_at(chess::Position& reached, std::span<const chess:
                                 std::span<const float> policy_probs, int result);
 
 // Every recorded position of a game (one per MoveTarget), encoded with the
-// game's real history. A game without a decided result gives draws.
+// game's real history, with every target the record gives (material, the
+// opponent's reply, plies left). A game without a decided result gives draws.
 Result<std::vector<Example>> examples_from_record(const record::GameRecord& record);
 
 // Reads records (one JSON object per line, as `chessrl selfplay --out` writes

@@ -55,6 +55,12 @@ struct TrainerOptions {
   // ... + this weight * the material head's loss (a network without the head
   // has none; 0: the head is not trained).
   double material_loss_weight = 1.0;
+  // ... + this weight * the reply head's loss (cross-entropy against the
+  // opponent's next move; KataGo weighs its opponent-reply policy 0.15) and
+  // + this weight * the moves-left head's (Huber on plies left / 20). Each
+  // counts only for a network with the head (--net ...-reply, ...-mlh).
+  double reply_loss_weight = 0.15;
+  double moves_left_loss_weight = 0.1;
   // Value target: (1 - q) x the game's result + q x the search's root
   // win/draw/loss (Leela Chess Zero's q_ratio); 0: the result alone.
   double value_q_ratio = 0;
@@ -116,6 +122,8 @@ struct StepReport {
   double policy_loss = 0;           // averaged over ranks
   double value_loss = 0;
   double material_loss = 0;         // 0 without a material head
+  double reply_loss = 0;            // 0 without a reply head
+  double moves_left_loss = 0;       // 0 without a moves-left head
   double total_loss = 0;
   double lr = 0;
   double step_seconds = 0;       // wall time of the step, data wait included
