@@ -82,18 +82,29 @@ InputPlanes encode_copy(const chess::Position& pos, std::uint64_t* key) {
   return encode(copy, key);
 }
 
-void expand(const InputPlanes& in, float* out) {
-  for (int p = 0; p < kInputPlanes; ++p) {
-    float* plane = out + p * 64;
-    const Bitboard m = in.masks[p];
-    const float v = in.values[p];
-    if (m == kAll) {
-      for (int s = 0; s < 64; ++s) plane[s] = v;
-    } else {
-      for (int s = 0; s < 64; ++s) plane[s] = 0.0f;
-      for (Bitboard b = m; b; b &= b - 1) plane[std::countr_zero(b)] = v;
-    }
+namespace {
+
+inline void expand_plane(Bitboard m, float v, float* plane) {
+  if (m == kAll) {
+    for (int s = 0; s < 64; ++s) plane[s] = v;
+  } else {
+    for (int s = 0; s < 64; ++s) plane[s] = 0.0f;
+    for (Bitboard b = m; b; b &= b - 1) plane[std::countr_zero(b)] = v;
   }
+}
+
+}  // namespace
+
+int input_planes(const NetworkConfig& config) {
+  return config.input_features ? kMaxInputPlanes : kInputPlanes;
+}
+
+void expand(const InputPlanes& in, float* out, int planes) {
+  for (int p = 0; p < kInputPlanes; ++p) expand_plane(in.masks[p], in.values[p], out + p * 64);
+  if (planes <= kInputPlanes) return;
+  const FeaturePlanes f = chess_features(in);
+  for (int p = 0; p < kFeaturePlanes; ++p)
+    expand_plane(f.masks[p], f.values[p], out + (kInputPlanes + p) * 64);
 }
 
 }  // namespace chessrl::nn

@@ -85,7 +85,7 @@ std::int64_t TensorSpec::bytes() const { return numel() * element_bytes(type); }
 std::vector<TensorSpec> network_tensors(const NetworkConfig& c) {
   const std::int64_t f = c.filters;
   SpecList specs;
-  specs.conv_block("input", kInputPlanes, f, 3);
+  specs.conv_block("input", input_planes(c), f, 3);
   const std::int64_t se = c.se_ratio > 0 ? f / c.se_ratio : 0;
   for (int i = 0; i < c.blocks; ++i) {
     const std::string block = "tower." + std::to_string(i);
@@ -97,6 +97,7 @@ std::vector<TensorSpec> network_tensors(const NetworkConfig& c) {
       specs.linear(block + ".se_fc1", f, se);
       specs.linear(block + ".se_fc2", se, 2 * f);
     }
+    if (c.pools_globally(i)) specs.linear(block + ".gpool_fc", 2 * f, f);
   }
   specs.conv_block("policy.conv", f, f, 3);
   specs.add("policy.planes.weight", {kPolicyPlanes, f, 1, 1});

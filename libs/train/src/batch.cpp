@@ -37,7 +37,9 @@ Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio,
                  bool mask_illegal) {
   const auto n = static_cast<std::int64_t>(examples.size());
   auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
-  Batch b{torch::empty({n, nn::kInputPlanes, 8, 8}, options),
+  // Every plane a network can take, the chess features included: the network
+  // reads the first input_planes(config) of them (torch_network.h).
+  Batch b{torch::empty({n, nn::kMaxInputPlanes, 8, 8}, options),
           torch::zeros({n, nn::kPolicySize}, options), torch::empty({n, 3}, options),
           torch::Tensor(), torch::zeros({n}, options), torch::zeros({n}, options),
           torch::zeros({n}, options.dtype(torch::kInt64)), torch::zeros({n}, options),
@@ -59,7 +61,7 @@ Batch make_batch(const std::vector<Example>& examples, bool pin, double q_ratio,
   }
   for (std::int64_t i = 0; i < n; ++i) {
     const Example& e = examples[std::size_t(i)];
-    nn::expand(e.planes, input + i * nn::kInputPlanes * 64);
+    nn::expand(e.planes, input + i * nn::kMaxInputPlanes * 64, nn::kMaxInputPlanes);
     float* row = policy + i * nn::kPolicySize;
     for (const auto& [index, p] : e.policy) row[index] = p;
     if (legal) {

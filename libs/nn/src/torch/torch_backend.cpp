@@ -24,6 +24,8 @@ namespace {
 
 static_assert(sizeof(InputPlanes) == kInputPlanes * 12,
               "InputPlanes must be masks then values, unpadded");
+static_assert(sizeof(FeaturePlanes) == kFeaturePlanes * 12,
+              "FeaturePlanes must be masks then values, unpadded");
 
 torch::ScalarType scalar_type(Precision p) {
   switch (p) {
@@ -44,7 +46,8 @@ class TorchBackend : public InferenceBackend {
         device_(device),
         options_(options),
         dtype_(scalar_type(options.precision)),
-        streams_(streams) {
+        streams_(streams),
+        planes_(input_planes(network_->config())) {
     // Made once here: forward() runs on several threads and must not create it lazily.
     if (!device_.is_cpu()) {
       shifts_ = torch::arange(64, torch::TensorOptions(torch::kLong).device(device_));
@@ -89,28 +92,48 @@ class TorchBackend : public InferenceBackend {
   }
 
  private:
+  // The planes the network takes: the 112 classic ones, plus the chess
+  // features (encoding.h) computed here from them when it takes those too.
   torch::Tensor expand_on_cpu(std::span<const InputPlanes> inputs) {
     const auto n = std::int64_t(inputs.size());
-    torch::Tensor x = torch::empty({n, kInputPlanes, 8, 8}, torch::kFloat);
+    torch::Tensor x = torch::empty({n, planes_, 8, 8}, torch::kFloat);
     float* data = x.data_ptr<float>();
-    for (std::int64_t i = 0; i < n; ++i) expand(inputs[size_t(i)], data + i * kInputPlanes * 64);
+    for (std::int64_t i = 0; i < n; ++i)
+      expand(inputs[size_t(i)], data + i * planes_ * 64, planes_);
     return x;
   }
 
   // Ships the compact planes (1.3 KB a position instead of 28 KB of floats) and
-  // expands them on the device.
+  // expands them on the device. Each position's row holds `planes_` masks, then
+  // as many values: InputPlanes itself for the 112 classic planes; with the
+  // chess features, those appended after each half (computed here, on the host).
   torch::Tensor expand_on_device(std::span<const InputPlanes> inputs) {
     const auto n = std::int64_t(inputs.size());
-    constexpr std::int64_t kBytes = sizeof(InputPlanes);
+    const std::int64_t row = std::int64_t(planes_) * 12;
     torch::Tensor host =
-        torch::empty({n, kBytes}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
-    std::memcpy(host.data_ptr(), inputs.data(), size_t(n * kBytes));
+        torch::empty({n, row}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
+    auto* bytes = static_cast<std::uint8_t*>(host.data_ptr());
+    if (planes_ == kInputPlanes) {
+      std::memcpy(bytes, inputs.data(), size_t(n * row));
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const InputPlanes& in = inputs[size_t(i)];
+        const FeaturePlanes f = chess_features(in);
+        std::uint8_t* out = bytes + i * row;
+        std::memcpy(out, in.masks.data(), sizeof(in.masks));
+        out += sizeof(in.masks);
+        std::memcpy(out, f.masks.data(), sizeof(f.masks));
+        out += sizeof(f.masks);
+        std::memcpy(out, in.values.data(), sizeof(in.values));
+        out += sizeof(in.values);
+        std::memcpy(out, f.values.data(), sizeof(f.values));
+      }
+    }
     torch::Tensor dev = host.to(device_, /*non_blocking=*/true);
-    torch::Tensor masks = dev.narrow(1, 0, kInputPlanes * 8).contiguous().view(torch::kLong);
-    torch::Tensor values =
-        dev.narrow(1, kInputPlanes * 8, kInputPlanes * 4).contiguous().view(torch::kFloat);
+    torch::Tensor masks = dev.narrow(1, 0, planes_ * 8).contiguous().view(torch::kLong);
+    torch::Tensor values = dev.narrow(1, planes_ * 8, planes_ * 4).contiguous().view(torch::kFloat);
     torch::Tensor bits = masks.unsqueeze(-1).bitwise_right_shift(shifts_).bitwise_and(1);
-    return (bits.to(dtype_) * values.unsqueeze(-1).to(dtype_)).view({n, kInputPlanes, 8, 8});
+    return (bits.to(dtype_) * values.unsqueeze(-1).to(dtype_)).view({n, planes_, 8, 8});
   }
 
   // The calling thread's stream on device_, taken from LibTorch's pool at its first
@@ -130,6 +153,7 @@ class TorchBackend : public InferenceBackend {
   TorchBackendOptions options_;
   torch::ScalarType dtype_;
   int streams_;
+  int planes_;            // input planes the network takes (encoding.h)
   torch::Tensor shifts_;  // 0..63 on the device, made once
 };
 

@@ -25,6 +25,8 @@ ConvBlockImpl::ConvBlockImpl(const ConvBlockConfig& c) {
 
 namespace {
 
+std::string shape_text(c10::IntArrayRef shape);  // below
+
 // conv then batch norm == one convolution with scaled weights and a bias.
 void fold_into(torch::nn::Conv2d& conv, torch::nn::BatchNorm2d& bn) {
   torch::NoGradGuard no_grad;
@@ -60,6 +62,8 @@ ResidualBlockImpl::ResidualBlockImpl(const ResidualBlockConfig& c) : config_(c) 
     se_fc1_ = register_module("se_fc1", torch::nn::Linear(c.filters, c.se_channels));
     se_fc2_ = register_module("se_fc2", torch::nn::Linear(c.se_channels, 2 * c.filters));
   }
+  if (c.global_pool)
+    gpool_fc_ = register_module("gpool_fc", torch::nn::Linear(2 * c.filters, c.filters));
 }
 
 void ResidualBlockImpl::fold_batchnorm() {
@@ -70,13 +74,14 @@ void ResidualBlockImpl::fold_batchnorm() {
 }
 
 torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
-  torch::Tensor y;
-  if (folded_) {
-    y = conv2_(torch::relu(conv1_(x)));
-  } else {
-    y = torch::relu(bn1_(conv1_(x)));
-    y = bn2_(conv2_(y));
+  // Folding changes conv1 and conv2 but not their outputs, so the pooling
+  // between them sees the same values either way.
+  torch::Tensor y = folded_ ? torch::relu(conv1_(x)) : torch::relu(bn1_(conv1_(x)));
+  if (config_.global_pool) {
+    const torch::Tensor pooled = torch::cat({y.mean({2, 3}), y.amax({2, 3})}, 1);
+    y = y + gpool_fc_(pooled).view({y.size(0), config_.filters, 1, 1});
   }
+  y = folded_ ? conv2_(y) : bn2_(conv2_(y));
   if (config_.se_channels > 0) {
     torch::Tensor s = y.mean({2, 3});
     s = se_fc2_(torch::relu(se_fc1_(s)));
@@ -117,11 +122,12 @@ ValueHeadOutput ValueHeadImpl::forward(const torch::Tensor& x, bool training_hea
 }
 
 NetworkImpl::NetworkImpl(const NetworkConfig& c) : config_(c) {
-  input_ = register_module("input", ConvBlock(ConvBlockConfig{kInputPlanes, c.filters, 3}));
+  input_ = register_module("input", ConvBlock(ConvBlockConfig{input_planes(c), c.filters, 3}));
   tower_ = register_module("tower", torch::nn::ModuleList());
   const int se_channels = c.se_ratio > 0 ? c.filters / c.se_ratio : 0;
   for (int i = 0; i < c.blocks; ++i)
-    tower_->push_back(ResidualBlock(ResidualBlockConfig{c.filters, se_channels}));
+    tower_->push_back(
+        ResidualBlock(ResidualBlockConfig{c.filters, se_channels, c.pools_globally(i)}));
   policy_ = register_module("policy", PolicyHead(PolicyHeadConfig{c.filters}));
   value_ = register_module("value",
                            ValueHead(ValueHeadConfig{c.filters, c.value_channels, c.value_hidden,
@@ -131,7 +137,11 @@ NetworkImpl::NetworkImpl(const NetworkConfig& c) : config_(c) {
 }
 
 NetworkOutput NetworkImpl::forward(const torch::Tensor& x, bool training_heads) {
-  torch::Tensor h = input_(x);
+  const std::int64_t planes = input_planes(config_);
+  if (x.dim() != 4 || x.size(1) < planes)
+    throw Error("network " + config_.name() + " takes " + std::to_string(planes) +
+                " input planes; the batch has shape " + shape_text(x.sizes()));
+  torch::Tensor h = input_(x.size(1) == planes ? x : x.narrow(1, 0, planes));
   for (const auto& block : *tower_) h = block->as<ResidualBlockImpl>()->forward(h);
   ValueHeadOutput value = value_(h, training_heads);
   NetworkOutput out{policy_(h), value.wdl, value.material, torch::Tensor(), value.moves_left};

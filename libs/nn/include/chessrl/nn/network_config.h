@@ -43,6 +43,9 @@ struct NetworkConfig {
   int moves_left_head = 0;
 
   bool operator==(const NetworkConfig&) const = default;
+  // Whether tower block `index` (0-based: tower.0, tower.1, ...) has global
+  // pooling: the blocks global_pool, 2 x global_pool, ... counting from 1.
+  bool pools_globally(int index) const { return global_pool > 0 && (index + 1) % global_pool == 0; }
   // "6x64", "10x128-se4", "4x32-se4-gp2-feat-reply-mlh": blocks x filters,
   // then a word for each option that is on: -seR (se_ratio R), -gpN
   // (global_pool N), -feat (input_features 1), -reply, -mlh.

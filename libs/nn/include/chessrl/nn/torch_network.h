@@ -39,10 +39,15 @@ class ConvBlockImpl : public torch::nn::Module {
 TORCH_MODULE(ConvBlock);
 
 // Two 3x3 convolutions with batch norm, optional squeeze-excitation, a skip
-// connection, ReLU.
+// connection, ReLU. With global pooling (KataGo's), the first convolution's
+// output (after its ReLU) is pooled over the 64 squares, mean and max per
+// channel, and a dense layer turns those 2 x filters numbers into a bias per
+// channel, added on every square before the second convolution: each square
+// learns what happens elsewhere on the board within one block.
 struct ResidualBlockConfig {
   int filters;
   int se_channels = 0;  // 0: no squeeze-excitation
+  bool global_pool = false;
 };
 class ResidualBlockImpl : public torch::nn::Module {
  public:
@@ -58,6 +63,7 @@ class ResidualBlockImpl : public torch::nn::Module {
   // Squeeze-excitation (lc0 style): pooled channels -> hidden -> a scale and a
   // bias per channel.
   torch::nn::Linear se_fc1_{nullptr}, se_fc2_{nullptr};
+  torch::nn::Linear gpool_fc_{nullptr};  // global pooling: [mean, max] -> a bias per channel
 };
 TORCH_MODULE(ResidualBlock);
 
@@ -128,7 +134,9 @@ class NetworkImpl : public torch::nn::Module {
  public:
   // Precondition: config.validate() passed.
   explicit NetworkImpl(const NetworkConfig& config);
-  // x: [N, kInputPlanes, 8, 8] float. With `training_heads`, also the
+  // x: [N, P, 8, 8] float, P at least input_planes(config) (encoding.h); the
+  // network reads the first input_planes(config) planes, so a batch expanded
+  // with the chess features serves a network without them too. With `training_heads`, also the
   // training-only heads the config has (reply, moves left); the trainer asks,
   // inference does not.
   NetworkOutput forward(const torch::Tensor& x, bool training_heads = false);
