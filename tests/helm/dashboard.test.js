@@ -131,6 +131,20 @@ describe('the dashboard\'s structure', () => {
     }
   });
 
+  it('shows the Stockfish ladder in the evaluator row: the rung in play and the score against it', () => {
+    const rows = d.panels.filter((p) => p.type === 'row');
+    const evaluatorRow = rows.find((r) => r.title.toLowerCase().includes('evaluator'));
+    const nextRow = rows.find((r) => r.gridPos.y > evaluatorRow.gridPos.y);
+    const ladder = d.panels.find((p) => p.title === 'Stockfish ladder');
+    assert.ok(ladder, 'no panel "Stockfish ladder"');
+    assert.ok(ladder.gridPos.y > evaluatorRow.gridPos.y && (!nextRow || ladder.gridPos.y < nextRow.gridPos.y),
+      'the ladder panel is not in the evaluator row');
+    const exprs = ladder.targets.map((t) => t.expr);
+    assert.ok(exprs.some((e) => /chessrl_eval_ladder_rung\b/.test(e)), `no query of the rung in play: ${exprs}`);
+    assert.ok(exprs.some((e) => /chessrl_eval_score\b/.test(e) && /chessrl_eval_ladder_in_play\b/.test(e)),
+      `no query of the score against the rung in play: ${exprs}`);
+  });
+
   it('has the variables datasource (Prometheus), namespace and release, the last two with All = .*', () => {
     const vars = Object.fromEntries(d.templating.list.map((v) => [v.name, v]));
     assert.equal(vars.datasource && vars.datasource.type, 'datasource');

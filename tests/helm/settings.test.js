@@ -30,7 +30,9 @@ const DELIBERATE = {
     workers: 'one network worker per search thread, as --threads',
   },
   trainer: {},
-  evaluator: {},
+  evaluator: {
+    ladder: "make run plays the Stockfish ladder (chessrl local --ladder; Stockfish at depth 1-2 is cheap on a laptop); the chart's evaluator.ladder is off by default",
+  },
 };
 
 // "--name value" pairs of a command line (a flag without a value: "true").

@@ -19,6 +19,7 @@ const cases = [
   { set: 'monitoring.dashboards.label=', names: /dashboards[./]label/, why: 'an empty label key' },
   { set: 'monitoring.prometheusRule.enabeld=true', names: /enabeld/, why: 'a misspelt key of the PrometheusRule' },
   { set: 'monitoring.prometheusRule.alertLabels.team-name=ml', names: /alertLabels/, why: 'not a Prometheus label name' },
+  { set: 'evaluator.ladder=stockfish:0', names: /evaluator[./]ladder/, why: 'a rung without its DEPTH (PROGRAM:SKILL:DEPTH)' },
 ];
 
 describe('values.schema.json', () => {

@@ -1,5 +1,6 @@
 // `chessrl local`'s status line, from scrapes made up in the Prometheus text
-// format: games per hour and the decisive share over the last minute.
+// format: games per hour and the decisive share over the last minute, the
+// evaluator's Stockfish ladder.
 #include "local_status.h"
 
 #include <gtest/gtest.h>
@@ -63,6 +64,45 @@ TEST(StatusLine, GamesSummarySaysHowTheGamesEnded) {
   EXPECT_EQ(status.games_summary(),
             "20 self-play games: 20% decisive; move limit 50%, threefold repetition 30%, "
             "checkmate 15%, resignation 5%");
+}
+
+TEST(StatusLine, TheLadderShowsTheRungInPlayAndTheLatestScoreAgainstIt) {
+  const auto now = std::chrono::steady_clock::now();
+  const std::string anchors =
+      "chessrl_eval_elo{opponent=\"random\"} 400\n"
+      "chessrl_eval_elo_lower{opponent=\"random\"} 300\n"
+      "chessrl_eval_elo_upper{opponent=\"random\"} 500\n";
+  // No ladder (the evaluator's default): nothing of it on the line.
+  StatusLine none;
+  none.add({now, {{"evaluator", parse_samples(anchors + "chessrl_eval_ladder_rung 0\n")}}});
+  EXPECT_EQ(none.ladder(), "");
+  EXPECT_EQ(none.format(std::chrono::seconds(1)).find("ladder"), std::string::npos);
+  // Rung 1 of 2 in play, not played yet.
+  const std::string rungs = "chessrl_eval_ladder_in_play{opponent=\"stockfish-skill0\"} 1\n"
+                            "chessrl_eval_ladder_in_play{opponent=\"stockfish-skill1\"} 0\n";
+  StatusLine fresh;
+  fresh.add({now, {{"evaluator", parse_samples(anchors + rungs + "chessrl_eval_ladder_rung 1\n")}}});
+  EXPECT_EQ(fresh.ladder(), "stockfish-skill0 (1/2) no result yet");
+  // Played: its score; the line ends with it, after the anchors' Elo.
+  StatusLine played;
+  played.add({now,
+              {{"evaluator", parse_samples(anchors + rungs + "chessrl_eval_ladder_rung 1\n" +
+                                           "chessrl_eval_score{opponent=\"stockfish-skill0\"} "
+                                           "0.0625\n")}}});
+  const std::string line = played.format(std::chrono::seconds(1));
+  EXPECT_NE(line.find("| elo random +400 ±100 | ladder stockfish-skill0 (1/2) score 0.06"),
+            std::string::npos)
+      << line;
+  // Moved up: the second rung, its own score (skill0's stays in the metrics, not shown).
+  StatusLine up;
+  up.add({now,
+          {{"evaluator",
+            parse_samples("chessrl_eval_ladder_in_play{opponent=\"stockfish-skill0\"} 0\n"
+                          "chessrl_eval_ladder_in_play{opponent=\"stockfish-skill1\"} 1\n"
+                          "chessrl_eval_ladder_rung 2\n"
+                          "chessrl_eval_score{opponent=\"stockfish-skill0\"} 0.5\n"
+                          "chessrl_eval_score{opponent=\"stockfish-skill1\"} 0.125\n")}}});
+  EXPECT_EQ(up.ladder(), "stockfish-skill1 (2/2) score 0.12");
 }
 
 }  // namespace

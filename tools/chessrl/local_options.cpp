@@ -115,6 +115,17 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
   cmd.add_option("--engine", o.engines,
                  "A UCI engine anchor, e.g. \"uci:stockfish;Skill Level=0;movetime=50\" "
                  "(repeatable)");
+  cmd.add_option("--ladder", o.ladder,
+                 "The Stockfish ladder the evaluator climbs (chessrl-evaluator --ladder): rungs "
+                 "PROGRAM:SKILL:DEPTH, comma-separated; it plays the rung in play with the "
+                 "anchors and the next once a version scores at least 0.5 against it; without a "
+                 "stockfish binary (PATH, /usr/games) the evaluator says so and plays the other "
+                 "anchors; off: none")
+      ->check([](const std::string& text) {
+        auto rungs = eval::parse_ladder(text);
+        return rungs.ok() ? std::string() : rungs.error();
+      })
+      ->capture_default_str();
   cmd.add_option("--selfplay-args", o.selfplay_args,
                  "More chessrl-selfplay options, e.g. \"--temperature-plies 20\" (none that "
                  "chessrl local sets itself)");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chessrl/eval/ladder.h"
 #include "local_defaults.h"
 
 namespace chessrl::tool {
@@ -52,6 +53,10 @@ struct LocalOptions {
   // --redis-shards); 1: one, as the chart's default.
   int redis_shards = 1;
   std::vector<std::string> engines;
+  // The Stockfish ladder the evaluator climbs (chessrl-evaluator --ladder):
+  // make run plays it by default; "off": none. Without stockfish installed
+  // the evaluator says so once and plays the other anchors.
+  std::string ladder = eval::kDefaultLadder;
   // More options for the children, as words (split at spaces).
   std::string selfplay_args, trainer_args, evaluator_args;
   bool print_settings = false;  // print the children's settings as JSON and exit

@@ -77,6 +77,12 @@ std::vector<std::string> evaluator_settings(const LocalOptions& o) {
     a.push_back("--engine");
     a.push_back(e);
   }
+  // The Stockfish ladder by default (the chart's evaluator.ladder is off by
+  // default): on a laptop it is cheap, Stockfish at depth 1 or 2.
+  if (o.ladder != "off" && !o.ladder.empty()) {
+    a.push_back("--ladder");
+    a.push_back(o.ladder);
+  }
   return with_words(std::move(a), o.evaluator_args);
 }
 

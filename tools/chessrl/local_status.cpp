@@ -174,6 +174,29 @@ std::string StatusLine::games_summary() const {
   return out;
 }
 
+std::string StatusLine::ladder() const {
+  if (history_.empty()) return "";
+  const auto it = history_.back().by_child.find("evaluator");
+  if (it == history_.back().by_child.end()) return "";
+  const Samples& e = it->second;
+  const double rung = sample(e, "chessrl_eval_ladder_rung").value_or(0);
+  if (rung < 1) return "";
+  // chessrl_eval_ladder_in_play{opponent="<label>"}: 1 for the rung in play.
+  const std::string prefix = "chessrl_eval_ladder_in_play{opponent=\"";
+  std::string label;
+  int rungs = 0;
+  for (auto s = e.lower_bound(prefix); s != e.end(); ++s) {
+    if (s->first.compare(0, prefix.size(), prefix) != 0) break;
+    ++rungs;
+    if (s->second > 0) label = s->first.substr(prefix.size(), s->first.size() - prefix.size() - 2);
+  }
+  if (label.empty()) return "";
+  std::string out = label + " (" + fixed(rung, 0) + "/" + std::to_string(rungs) + ")";
+  if (auto score = sample(e, "chessrl_eval_score", "opponent=\"" + label + "\""))
+    return out + " score " + fixed(*score, 2);
+  return out + " no result yet";
+}
+
 std::string StatusLine::format(std::chrono::seconds elapsed) const {
   const long long s = elapsed.count();
   char clock[32];
@@ -229,6 +252,7 @@ std::string StatusLine::format(std::chrono::seconds elapsed) const {
     }
   }
   line += " | elo " + (elo.empty() ? std::string("(no result yet)") : elo);
+  if (const std::string rung = ladder(); !rung.empty()) line += " | ladder " + rung;
   return line;
 }
 

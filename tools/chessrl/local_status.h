@@ -43,7 +43,8 @@ class StatusLine {
  public:
   void add(Scrape scrape);
   // e.g. "12:04 | games 1,234 (2,950/h, 8% decisive) | window 45,600 | step 1,200 loss 3.41 (p 2.71 v 0.70)
-  // | model v6 (selfplay v6, best v5) | elo random +120 ±80, greedy -50 ±90"
+  // | model v6 (selfplay v6, best v5) | elo random +120 ±80, greedy -50 ±90
+  // | ladder stockfish-skill0 (1/2) score 0.06"
   std::string format(std::chrono::seconds elapsed) const;
   double games() const;
   double games_per_hour() const;
@@ -54,6 +55,11 @@ class StatusLine {
   // "1,200 self-play games: 9% decisive; move limit 70%, threefold repetition
   // 21%, checkmate 8%, ..." (reasons with games, most first); "" before any.
   std::string games_summary() const;
+  // The evaluator's Stockfish ladder from the last scrape: the rung in play,
+  // which of how many, and the latest score against it, e.g.
+  // "stockfish-skill0 (1/2) score 0.06" ("no result yet" before its first
+  // match); "" without a ladder (chessrl_eval_ladder_rung 0 or absent).
+  std::string ladder() const;
 
  private:
   std::deque<Scrape> history_;

@@ -115,7 +115,11 @@ function syntheticScrape({ kubernetes = true } = {}) {
     add('chessrl_eval_matches_total', counter(0.1));
     add('chessrl_eval_promotions_total', counter(0.01));
     add('chessrl_eval_match_seconds_total', counter(6));
-    for (const opponent of ['best', 'random']) {
+    // The Stockfish ladder: its first rung in play.
+    add('chessrl_eval_ladder_rung', gauge(1));
+    add('chessrl_eval_ladder_in_play', gauge(1), { opponent: 'stockfish-skill0' });
+    add('chessrl_eval_ladder_in_play', gauge(0), { opponent: 'stockfish-skill1' });
+    for (const opponent of ['best', 'random', 'stockfish-skill0']) {
       add('chessrl_eval_elo', gauge(30), { opponent });
       add('chessrl_eval_elo_lower', gauge(-10), { opponent });
       add('chessrl_eval_elo_upper', gauge(70), { opponent });
