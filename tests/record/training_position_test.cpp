@@ -53,6 +53,48 @@ TEST(DecodePosition, GivesTheMovesOfHistoryAndPolicyAndTheTargets) {
   EXPECT_EQ(decoded->material_later, -3);
 }
 
+TEST(DecodePosition, GivesTheNextMovesAndThePliesLeft) {
+  v1::TrainingPosition p = after_e4_e5();
+  auto decoded = decode_position(p);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  EXPECT_TRUE(decoded->next_moves.empty()) << "none: stored before the field existed";
+  EXPECT_FALSE(decoded->plies_left.has_value());
+
+  auto pos = chess::Position::from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")
+                 .value_or_throw();
+  const chess::Move nf3 = chess::parse_uci(pos, "g1f3").value_or_throw();
+  pos.make_move(nf3);
+  const chess::Move nc6 = chess::parse_uci(pos, "b8c6").value_or_throw();
+  p.add_next_moves(encode_move(nf3));
+  p.add_next_moves(encode_move(nc6));
+  p.set_plies_left(7);
+  decoded = decode_position(p);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  ASSERT_EQ(decoded->next_moves.size(), 2u);
+  EXPECT_EQ(decoded->next_moves[0], nf3);
+  EXPECT_EQ(decoded->next_moves[1], nc6);
+  EXPECT_EQ(decoded->plies_left, 7);
+
+  // The reply must be legal after the move played; at most two; plies left
+  // covers them.
+  v1::TrainingPosition bad = p;
+  bad.set_next_moves(1, encode_move(nf3));  // g1f3 again: not black's move
+  auto refused = decode_position(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("game 'g' ply 2: next move 1"), std::string::npos)
+      << refused.error();
+  bad = p;
+  bad.add_next_moves(encode_move(nf3));
+  refused = decode_position(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("3 next moves"), std::string::npos) << refused.error();
+  bad = p;
+  bad.set_plies_left(1);
+  refused = decode_position(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("plies_left 1 is below 2"), std::string::npos) << refused.error();
+}
+
 TEST(DecodePosition, NamesTheGamePlyAndProblem) {
   v1::TrainingPosition p = after_e4_e5();
   p.set_material_later(40);

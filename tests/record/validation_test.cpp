@@ -269,6 +269,26 @@ TEST(Validation, PositionsCarryTheMaterialLeadALittleLater) {
   EXPECT_EQ(positions[4].material_later(), 1);   // ply 19, Black: at the end, a pawn up
 }
 
+// Each position carries the game's next two moves (the move played and the
+// opponent's reply: the reply head's target) and the plies to the end (the
+// moves-left head's).
+TEST(Validation, PositionsCarryTheNextMovesAndThePliesLeft) {
+  const std::vector<std::string> moves = {"e2e4", "e7e5", "g1f3", "b8c6", "f1b5"};
+  v1::Game game = game_of(moves, v1::WHITE_WINS, v1::RESIGNATION);
+  for (int ply : {0, 3, 4}) add_uniform_target(game, ply);
+  const auto positions = accepted(game);
+  ASSERT_EQ(positions.size(), 3u);
+  for (const auto& p : positions) {
+    const int ply = int(p.ply());
+    ASSERT_TRUE(p.has_plies_left()) << ply;
+    EXPECT_EQ(p.plies_left(), std::uint32_t(5 - ply)) << ply;
+    ASSERT_EQ(p.next_moves_size(), std::min(2, 5 - ply)) << ply;
+    for (int i = 0; i < p.next_moves_size(); ++i)
+      EXPECT_EQ(p.next_moves(i), game.moves(ply + i)) << "ply " << ply << " next " << i;
+  }
+  EXPECT_EQ(positions[2].next_moves_size(), 1) << "the last ply: no reply";
+}
+
 TEST(Validation, DeclaredEndingsNeedNoRule) {
   accepted(game_of({"e2e4"}, v1::BLACK_WINS, v1::RESIGNATION));
   accepted(game_of({"e2e4"}, v1::WHITE_WINS, v1::RESIGNATION));

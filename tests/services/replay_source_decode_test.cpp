@@ -55,6 +55,14 @@ train::Example reference_example(const v1::TrainingPosition& p) {
     e.material = static_cast<std::int16_t>(p.material_later());
     e.has_material = true;
   }
+  if (p.next_moves_size() == 2) {
+    chess::Position after = pos;
+    after.make_move(*record::decode_move(pos, p.next_moves(0)));
+    const auto reply = record::decode_move(after, p.next_moves(1));
+    EXPECT_TRUE(reply.has_value());
+    e.reply = static_cast<std::int16_t>(nn::policy_index(*reply, after.side_to_move()));
+  }
+  if (p.has_plies_left()) e.plies_left = static_cast<std::int16_t>(p.plies_left());
   return e;
 }
 
@@ -80,11 +88,14 @@ TEST(ReplaySourceDecode, GivesTheExamplesOfThePlainDecodingOnEveryPositionOfAFix
   const std::vector<v1::TrainingPosition> positions = corpus();
   ASSERT_GT(positions.size(), 10000u);
   int promotions = 0, castles = 0, en_passants = 0, captures = 0;
+  std::size_t replies = 0;
   for (const auto& p : positions) {
     const train::Example want = reference_example(p);
     auto got = to_example(p);
     ASSERT_TRUE(got.ok()) << got.error();
     ASSERT_EQ(*got, want) << "game " << p.game_id() << " ply " << p.ply();
+    replies += got->reply >= 0;
+    EXPECT_GE(got->plies_left, 1);
     // The same through the public make_example (FEN and history replayed).
     auto pos = chess::Position::from_fen(p.fen()).value_or_throw();
     std::vector<chess::Move> history, policy;
@@ -111,6 +122,8 @@ TEST(ReplaySourceDecode, GivesTheExamplesOfThePlainDecodingOnEveryPositionOfAFix
   EXPECT_GT(castles, 0);
   EXPECT_GT(en_passants, 0);
   EXPECT_GT(captures, 0);
+  // Every position but a game's last-ply one has the opponent's reply.
+  EXPECT_GT(replies, positions.size() * 9 / 10);
 }
 
 }  // namespace

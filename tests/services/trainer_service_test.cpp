@@ -266,6 +266,23 @@ TEST(TrainerMetrics, StepsPausesAndPublishesUpdateTheSeries) {
   EXPECT_EQ(series(registry, "chessrl_trainer_max_reuse"), 2.5);
 }
 
+// The training-only heads' losses are series only for a network with them.
+TEST(TrainerMetrics, HeadLossSeriesOnlyForTheHeadsTheNetworkHas) {
+  train::StepReport r;
+  r.reply_loss = 4.25;
+  r.moves_left_loss = 0.75;
+  metrics::Registry plain_registry;
+  TrainerMetrics plain(plain_registry, 0, 1, 0);
+  plain.on_step(r);
+  EXPECT_EQ(plain_registry.serialize().find("head=\"reply\""), std::string::npos);
+  EXPECT_EQ(plain_registry.serialize().find("head=\"moves_left\""), std::string::npos);
+  metrics::Registry registry;
+  TrainerMetrics m(registry, 0, 1, 0, nn::parse_network_name("2x16-reply-mlh").value_or_throw());
+  m.on_step(r);
+  EXPECT_EQ(series(registry, "chessrl_trainer_loss{head=\"reply\"}"), 4.25);
+  EXPECT_EQ(series(registry, "chessrl_trainer_loss{head=\"moves_left\"}"), 0.75);
+}
+
 TEST(TrainerMetrics, MaxReuseZeroMeansNoCapAndIsExported) {
   metrics::Registry registry;
   TrainerMetrics m(registry, 0, 1, 0);

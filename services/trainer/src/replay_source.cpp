@@ -1,9 +1,11 @@
 #include "replay_source.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
+#include "chessrl/nn/policy_map.h"
 #include "chessrl/record/training_position.h"
 
 namespace chessrl::trainer_service {
@@ -27,6 +29,11 @@ Result<train::Example> to_example(const v1::TrainingPosition& p) {
     example->material = static_cast<std::int16_t>(*decoded->material_later);
     example->has_material = true;
   }
+  if (decoded->next_moves.size() == 2)
+    example->reply = static_cast<std::int16_t>(
+        nn::policy_index(decoded->next_moves[1], ~reached.side_to_move()));
+  if (decoded->plies_left)
+    example->plies_left = static_cast<std::int16_t>(std::min(*decoded->plies_left, INT16_MAX));
   return std::move(example).value();
 }
 

@@ -154,6 +154,14 @@ void add_options(CLI::App& app, Settings& s) {
                  "... + weight * the material head's loss (its target: the side to move's "
                  "material lead a few plies later; 0: not trained)")
       ->capture_default_str();
+  app.add_option("--reply-loss-weight", o.reply_loss_weight,
+                 "... + weight * the reply head's loss (a --net with -reply: cross-entropy "
+                 "against the move the opponent played next; 0: not trained)")
+      ->capture_default_str();
+  app.add_option("--moves-left-loss-weight", o.moves_left_loss_weight,
+                 "... + weight * the moves-left head's loss (a --net with -mlh: Huber on the "
+                 "plies left in the game / 20; 0: not trained)")
+      ->capture_default_str();
   app.add_option("--value-q-ratio", o.value_q_ratio,
                  "value target: this share of the search's root win/draw/loss, the rest the "
                  "game's result")
@@ -291,7 +299,7 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   chessrl::metrics::Registry registry;
   chessrl::metrics::add_build_info(registry);
   chessrl::trainer_service::TrainerMetrics metrics(registry, rank, dist.world_size,
-                                                   s.options.max_reuse);
+                                                   s.options.max_reuse, s.options.network);
   chessrl::metrics::GpuSampler gpus(registry);  // no NVML (no GPU): no series
   // /healthz: 503 once the rank stays in one thing past its bound (docs/training.md).
   chessrl::Progress progress(std::chrono::seconds(s.stall_timeout_s));

@@ -3,7 +3,7 @@
 namespace chessrl::trainer_service {
 
 TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int world_size_value,
-                               double max_reuse_value)
+                               double max_reuse_value, const nn::NetworkConfig& network)
     : steps_total(registry.counter("chessrl_trainer_steps_total",
                                    "Optimizer steps taken by this process")),
       samples_total(registry.counter("chessrl_trainer_samples_total",
@@ -46,6 +46,13 @@ TrainerMetrics::TrainerMetrics(metrics::Registry& registry, int rank_value, int 
           "Publish attempts that failed (rank 0; retried in the background, training goes on)")),
       rank(registry.gauge("chessrl_trainer_rank", "This process's rank")),
       world_size(registry.gauge("chessrl_trainer_world_size", "Ranks training together")) {
+  if (network.reply_head)
+    reply_loss = &registry.gauge("chessrl_trainer_loss",
+                                 "Loss of the last step, averaged over ranks", {{"head", "reply"}});
+  if (network.moves_left_head)
+    moves_left_loss = &registry.gauge("chessrl_trainer_loss",
+                                      "Loss of the last step, averaged over ranks",
+                                      {{"head", "moves_left"}});
   rank.set(rank_value);
   world_size.set(world_size_value);
   max_reuse.set(max_reuse_value);
@@ -57,6 +64,8 @@ void TrainerMetrics::on_step(const train::StepReport& report) {
   policy_loss.set(report.policy_loss);
   value_loss.set(report.value_loss);
   material_loss.set(report.material_loss);
+  if (reply_loss) reply_loss->set(report.reply_loss);
+  if (moves_left_loss) moves_left_loss->set(report.moves_left_loss);
   total_loss.set(report.total_loss);
   step_seconds.set(report.step_seconds);
   if (report.step_seconds > 0) step_seconds_total.inc(report.step_seconds);

@@ -7,14 +7,18 @@
 #include <cstdint>
 
 #include "chessrl/metrics/registry.h"
+#include "chessrl/nn/network_config.h"
 #include "chessrl/train/trainer.h"
 
 namespace chessrl::trainer_service {
 
 class TrainerMetrics {
  public:
-  // `max_reuse`: the trainer's --max-reuse (0: no cap), set once.
-  TrainerMetrics(metrics::Registry& registry, int rank, int world_size, double max_reuse);
+  // `max_reuse`: the trainer's --max-reuse (0: no cap), set once. The loss
+  // series of the training-only heads (reply, moves_left) exist only when
+  // `network` has them.
+  TrainerMetrics(metrics::Registry& registry, int rank, int world_size, double max_reuse,
+                 const nn::NetworkConfig& network = {});
 
   // After every step (TrainerCallbacks::on_step).
   void on_step(const train::StepReport& report);
@@ -31,6 +35,8 @@ class TrainerMetrics {
   metrics::Gauge& value_loss;
   metrics::Gauge& material_loss;
   metrics::Gauge& total_loss;
+  metrics::Gauge* reply_loss = nullptr;       // with a reply head
+  metrics::Gauge* moves_left_loss = nullptr;  // with a moves-left head
   metrics::Gauge& step_seconds;
   metrics::Counter& step_seconds_total;
   metrics::Counter& data_wait_seconds_total;

@@ -1,5 +1,6 @@
 #include "chessrl/record/training_position.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -70,6 +71,33 @@ Result<DecodedPosition> decode_position(const v1::TrainingPosition& p, chess::Po
       return fail(where(p) + ": material_later " + std::to_string(p.material_later()) +
                   " is outside [-39, 39]");
     out.material_later = p.material_later();
+  }
+  if (p.next_moves_size() > 2)
+    return fail(where(p) + ": " + std::to_string(p.next_moves_size()) +
+                " next moves (at most 2: the move played and the reply)");
+  if (p.next_moves_size() > 0) {
+    const auto played = decode_move(legal, p.next_moves(0));
+    if (!played)
+      return fail(where(p) + ": next move 0 (code " + std::to_string(p.next_moves(0)) +
+                  ") is not legal in " + pos.fen());
+    out.next_moves.push_back(*played);
+    if (p.next_moves_size() > 1) {
+      chess::Position after = pos;
+      after.make_move(*played);
+      const auto reply = decode_move(after, p.next_moves(1));
+      if (!reply)
+        return fail(where(p) + ": next move 1 (code " + std::to_string(p.next_moves(1)) +
+                    ") is not legal in " + after.fen());
+      out.next_moves.push_back(*reply);
+    }
+  }
+  if (p.has_plies_left()) {
+    // At least the move played here; a reply needs one more.
+    const auto least = std::uint32_t(std::max(1, p.next_moves_size()));
+    if (p.plies_left() < least)
+      return fail(where(p) + ": plies_left " + std::to_string(p.plies_left()) + " is below " +
+                  std::to_string(least) + " (the next moves it has)");
+    out.plies_left = int(p.plies_left());
   }
   if (reached) *reached = std::move(pos);
   return out;

@@ -323,6 +323,9 @@ Validation validate_game(const v1::Game& game, const ValidationLimits& limits) {
     const int later = std::min(ply + chess::kMaterialHorizonPlies, plies);
     tp.set_material_later(balance[static_cast<std::size_t>(later)] *
                           (side == chess::kWhite ? 1 : -1));
+    tp.mutable_next_moves()->Add(game.moves().begin() + ply,
+                                 game.moves().begin() + std::min(ply + 2, plies));
+    tp.set_plies_left(static_cast<std::uint32_t>(plies - ply));
     stored.positions.push_back(tp.SerializeAsString());
   }
   return stored;

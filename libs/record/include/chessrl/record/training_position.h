@@ -27,12 +27,18 @@ struct DecodedPosition {
   float root_value = 0;
   float root_draw = 0;
   std::optional<int> material_later;  // unset in positions stored before it existed
+  // The move played in the position trained on and the opponent's reply
+  // (legal where each is played); fewer at the game's end, none in positions
+  // stored before they existed.
+  std::vector<chess::Move> next_moves;
+  std::optional<int> plies_left;  // unset in positions stored before it existed
 };
 
 // Fails, naming the game, ply and what is wrong, on a FEN that does not parse,
 // a history or policy move code that is not legal where it stands, policy
-// lists of different lengths, or a value outside its range (result, root
-// value and draw, material): a store whose data does not match what replay
+// lists of different lengths, more than two next moves or one not legal where
+// it is played, or a value outside its range (result, root value and draw,
+// material, plies left): a store whose data does not match what replay
 // validated, which must not become a training example.
 // With `reached`, also the position trained on, with its history (what
 // train::make_example_at takes): no second replay from the FEN.
