@@ -108,7 +108,10 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
 
   // The network and the device.
-  app.add_option("--net", s.net, "network: BLOCKSxFILTERS, optionally -seR (\"10x128-se4\")")
+  app.add_option("--net", s.net,
+                 "network: BLOCKSxFILTERS, then any of -seR (squeeze-excitation), -gpN (global "
+                 "pooling), -feat (chess feature planes), -reply (the opponent's reply head), "
+                 "-mlh (the moves-left head): \"10x128-se4\", \"4x32-reply-mlh\" (docs/nn.md)")
       ->capture_default_str();
   app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (CUDA when present)")
       ->capture_default_str();
