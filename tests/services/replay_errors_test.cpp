@@ -76,6 +76,12 @@ TEST_F(ReplayErrorsTest, DamagedStoredDataIsDataLossAndNotRetried) {
   auto got = rpc::ModelRegistryClient(client(4)).get(1);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.code(), grpc::StatusCode::DATA_LOSS) << got.error();
+  // GetModel is a callback stream: the server counts the call when it is done
+  // (OnDone), which may come just after the client has read the status.
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (calls("GetModel", "DATA_LOSS") < 1.0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  std::this_thread::sleep_for(50ms);  // a second (retried) call would be counted by now
   EXPECT_EQ(calls("GetModel", "DATA_LOSS"), 1.0);
 }
 
