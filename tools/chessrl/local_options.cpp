@@ -30,7 +30,9 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
                  "4,5: sets --trainers");
   // The learning settings: passed on only when given (each binary's own
   // default otherwise, as in the chart).
-  cmd.add_option("--net", o.net, "Network (BLOCKSxFILTERS; default: chessrl-trainer's, 4x32)");
+  cmd.add_option("--net", o.net,
+                 "Network (BLOCKSxFILTERS[-seR][-gpN][-feat][-reply][-mlh]; default: "
+                 "chessrl-trainer's, 4x32)");
   cmd.add_option("--visits", o.visits,
                  "Self-play visits of a full (recorded) search (default: chessrl-selfplay's, 64)")
       ->check(CLI::Range(1, 100000));

@@ -42,7 +42,7 @@ void add_options(CLI::App& app, Settings& s) {
                  "values) or net (a fresh random network of --net); model version 0")
       ->check(CLI::IsMember({"uniform", "net"}))
       ->capture_default_str();
-  app.add_option("--net", s.net, "--bootstrap net's size: BLOCKSxFILTERS, optionally -seR")
+  app.add_option("--net", s.net, "--bootstrap net: BLOCKSxFILTERS[-seR][-gpN][-feat][-reply][-mlh] (docs/nn.md)")
       ->capture_default_str();
   app.add_option("--device", s.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--precision", s.precision, "fp32, fp16 or bf16 (fp16/bf16 need CUDA)")
