@@ -224,7 +224,7 @@ def append_row(path, row):
 
 # ---------------------------------------------------------------- bench nn
 
-NN_HEADER = ["net", "batch", "raw evals/s", "ms/batch", "callers", "eval evals/s",
+NN_HEADER = ["net", "batch", "raw evals/s", "ms/batch", "cpu ms", "callers", "eval evals/s",
              "mean batch", "p50 lat ms", "efficiency"]
 
 

@@ -35,7 +35,8 @@ out=$("$bin" bench nn --net 1x8 --batch 1,4 --seconds 0.1 --repeat 1 2>/dev/null
 check "bench nn exits 0" test $rc -eq 0
 check "bench nn prints its header" grep -q "^net  *batch  *raw evals/s .* efficiency$" <<<"$out"
 check "bench nn prints one row per batch size" test "$(grep -c -E '^1x8 +[14] ' <<<"$out")" -eq 2
-check "bench nn reports the encoding cost" grep -q -E '^per position, on the caller.s thread: prepare .* [0-9]+ ns, expand to floats [0-9]+ ns$' <<<"$out"
+check "bench nn reports the encoding cost" grep -q -E '^per position, on the caller.s thread: prepare .* [0-9]+ ns, expand to floats [0-9]+ ns; chess features \(-feat\) [0-9]+ ns, expand with them \(132 planes\) [0-9]+ ns$' <<<"$out"
+check "bench nn reports each stream's CPU time per batch" grep -q "^net  *batch  *raw evals/s  *ms/batch  *cpu ms " <<<"$out"
 check "bench nn rows end in an efficiency" grep -q -E '^1x8 +4 .* [0-9]+\.[0-9]{3}$' <<<"$out"
 
 err=$("$bin" bench nn --net 6y64 2>&1); rc=$?

@@ -14,7 +14,9 @@ void BackendSetup::add_options(CLI::App& app, const std::string& default_backend
                  "no network (uniform priors and even values; or hashed random outputs)")
       ->check(CLI::IsMember({"torch", "uniform", "random"}))
       ->capture_default_str();
-  app.add_option("--net", net, "Size of a fresh network when there is no --model (BLOCKSxFILTERS)")
+  app.add_option("--net", net,
+                 "A fresh network when there is no --model: BLOCKSxFILTERS, then any of -seR, "
+                 "-gpN, -feat, -reply, -mlh (docs/nn.md)")
       ->capture_default_str();
   app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--precision", precision, "fp32, fp16 or bf16 (fp16/bf16 need CUDA)")

@@ -1,5 +1,7 @@
 // chessrl bench nn: forward-pass throughput of an inference backend alone, and
 // through BatchEvaluator with many concurrent callers, measured in one run.
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -37,11 +39,18 @@ std::vector<chess::Position> bench_positions(int count) {
   return out;
 }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 RawResult measure_raw_here(nn::InferenceBackend& backend,
                            const std::vector<nn::InputPlanes>& inputs, double seconds) {
   std::vector<float> logits(inputs.size() * nn::kPolicySize);
   std::vector<nn::Wdl> wdl(inputs.size());
   int passes = 0;
+  const double cpu_start = thread_cpu_seconds();
   const auto start = Clock::now();
   double elapsed = 0;
   while (elapsed < seconds || passes < 3) {
@@ -49,7 +58,8 @@ RawResult measure_raw_here(nn::InferenceBackend& backend,
     ++passes;
     elapsed = seconds_since(start);
   }
-  return {double(passes) * double(inputs.size()) / elapsed, 1000.0 * elapsed / passes};
+  return {double(passes) * double(inputs.size()) / elapsed, 1000.0 * elapsed / passes,
+          1000.0 * (thread_cpu_seconds() - cpu_start) / passes};
 }
 
 // `streams` threads calling the backend at once, as many as BatchEvaluator has
@@ -68,6 +78,7 @@ RawResult measure_raw(nn::InferenceBackend& backend, const std::vector<nn::Input
   for (const RawResult& r : results) {
     total.evals_per_second += r.evals_per_second;
     total.ms_per_batch += r.ms_per_batch / streams;
+    total.cpu_ms_per_batch += r.cpu_ms_per_batch / streams;
   }
   return total;
 }
@@ -141,36 +152,57 @@ EvaluatorResult measure_evaluator(std::shared_ptr<nn::InferenceBackend> backend,
 
 // The caller-side cost per position: encoding with history (prepare() = encode
 // plus the policy indices of the legal moves), and expanding to floats (the
-// CPU backend's first step).
+// CPU backend's first step), without and with the chess feature planes a
+// -feat network takes (encoding.h; computed from the 112 planes when expanded).
 void print_encoding_cost(std::vector<chess::Position> positions, int repeat) {
-  std::vector<double> prepare_ns, expand_ns;
+  std::vector<double> prepare_ns, expand_ns, features_ns, expand_all_ns;
   nn::EvalRequest request;
-  std::vector<float> planes(nn::kInputPlanes * 64);
+  std::vector<float> planes(nn::kMaxInputPlanes * 64);
   std::vector<chess::MoveList> moves;
-  for (const auto& p : positions) moves.push_back(chess::legal_moves(p));
+  std::vector<nn::InputPlanes> encoded;
+  for (const auto& p : positions) {
+    moves.push_back(chess::legal_moves(p));
+    encoded.push_back(nn::encode_copy(p));
+  }
+  constexpr int kRounds = 20;
+  const double per_round = double(kRounds * positions.size());
+  std::uint64_t sink_bits = 0;
   for (int r = 0; r < repeat; ++r) {
-    constexpr int kRounds = 20;
     auto start = Clock::now();
     for (int round = 0; round < kRounds; ++round)
       for (size_t i = 0; i < positions.size(); ++i)
         nn::prepare(request, positions[i],
                     std::span<const chess::Move>(moves[i].begin(), moves[i].end()));
-    prepare_ns.push_back(1e9 * seconds_since(start) / double(kRounds * positions.size()));
+    prepare_ns.push_back(1e9 * seconds_since(start) / per_round);
     start = Clock::now();
     for (int round = 0; round < kRounds; ++round)
       for (size_t i = 0; i < positions.size(); ++i) {
         request.input.values[0] = float(round);  // keeps the loop from being folded away
         nn::expand(request.input, planes.data());
       }
-    expand_ns.push_back(1e9 * seconds_since(start) / double(kRounds * positions.size()));
+    expand_ns.push_back(1e9 * seconds_since(start) / per_round);
+    start = Clock::now();
+    for (int round = 0; round < kRounds; ++round)
+      for (const nn::InputPlanes& in : encoded) sink_bits ^= nn::chess_features(in).masks[0];
+    features_ns.push_back(1e9 * seconds_since(start) / per_round);
+    start = Clock::now();
+    for (int round = 0; round < kRounds; ++round)
+      for (const nn::InputPlanes& in : encoded) {
+        nn::expand(in, planes.data(), nn::kMaxInputPlanes);
+        sink_bits ^= std::uint64_t(planes[size_t(nn::kMaterialDifferencePlane) * 64]);
+      }
+    expand_all_ns.push_back(1e9 * seconds_since(start) / per_round);
     volatile float sink = planes[nn::kOnesPlane * 64];
     (void)sink;
   }
+  volatile std::uint64_t sink = sink_bits;
+  (void)sink;
   std::printf(
       "per position, on the caller's thread: prepare (encode 8 plies of history + policy indices) "
-      "%.0f ns, "
-      "expand to floats %.0f ns\n",
-      median(prepare_ns), median(expand_ns));
+      "%.0f ns, expand to floats %.0f ns; chess features (-feat) %.0f ns, expand with them (%d "
+      "planes) %.0f ns\n",
+      median(prepare_ns), median(expand_ns), median(features_ns), nn::kMaxInputPlanes,
+      median(expand_all_ns));
 }
 
 nn::Checkpoint bench_checkpoint(const NnBenchOptions& o, const std::string& net) {
@@ -205,6 +237,8 @@ void run_nn_bench(NnBenchOptions o) {
 
   ProgressLine progress;
   bool header = false;
+  int width = 10;  // the net column: the longest name
+  for (const std::string& net : o.nets) width = std::max(width, int(net.size()));
   for (const std::string& net : o.nets) {
     std::string name = net;
     std::shared_ptr<nn::InferenceBackend> backend;
@@ -227,8 +261,9 @@ void run_nn_bench(NnBenchOptions o) {
           "run\n",
           info.version.c_str(), backend->describe().c_str(), workers, workers, info.cpu_threads,
           o.repeat, o.seconds);
-      std::printf("%-10s %5s %12s %10s %8s %12s %10s %11s %10s\n", "net", "batch", "raw evals/s",
-                  "ms/batch", "callers", "eval evals/s", "mean batch", "p50 lat ms", "efficiency");
+      std::printf("%-*s %5s %12s %10s %10s %8s %12s %10s %11s %10s\n", width, "net", "batch",
+                  "raw evals/s", "ms/batch", "cpu ms", "callers", "eval evals/s", "mean batch",
+                  "p50 lat ms", "efficiency");
       header = true;
     }
     for (int batch : o.batches) {
@@ -237,13 +272,14 @@ void run_nn_bench(NnBenchOptions o) {
       for (int i = 0; i < batch; ++i) inputs.push_back(nn::encode_copy(positions[size_t(i)]));
       progress.show("%s batch %d: warming up", name.c_str(), batch);
       measure_raw(*backend, inputs, 0.3, workers);
-      std::vector<double> raw, ms, through, fill, latency, ratio;
+      std::vector<double> raw, ms, cpu_ms, through, fill, latency, ratio;
       for (int r = 0; r < o.repeat; ++r) {
         progress.show("%s batch %d: run %d/%d, backend alone", name.c_str(), batch, r + 1,
                       o.repeat);
         const RawResult rr = measure_raw(*backend, inputs, o.seconds, workers);
         raw.push_back(rr.evals_per_second);
         ms.push_back(rr.ms_per_batch);
+        cpu_ms.push_back(rr.cpu_ms_per_batch);
         progress.show("%s batch %d: run %d/%d, through BatchEvaluator with %d callers",
                       name.c_str(), batch, r + 1, o.repeat, callers);
         const EvaluatorResult er =
@@ -255,9 +291,9 @@ void run_nn_bench(NnBenchOptions o) {
       }
       progress.clear();
       const double raw_rate = median(raw), eval_rate = median(through);
-      std::printf("%-10s %5d %12.0f %10.2f %8d %12.0f %10.1f %11.2f %10.3f\n", name.c_str(), batch,
-                  raw_rate, median(ms), callers, eval_rate, median(fill), median(latency),
-                  median(ratio));
+      std::printf("%-*s %5d %12.0f %10.2f %10.2f %8d %12.0f %10.1f %11.2f %10.3f\n", width,
+                  name.c_str(), batch, raw_rate, median(ms), median(cpu_ms), callers, eval_rate,
+                  median(fill), median(latency), median(ratio));
       std::fflush(stdout);
     }
   }
@@ -273,7 +309,9 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<NnBenchOptions>();
   CLI::App* nn_cmd = bench->add_subcommand(
       "nn", "Network throughput: the inference backend alone and through BatchEvaluator");
-  nn_cmd->add_option("--net", o->nets, "Networks as BLOCKSxFILTERS[-seR], comma-separated")
+  nn_cmd
+      ->add_option("--net", o->nets,
+                   "Networks as BLOCKSxFILTERS[-seR][-gpN][-feat][-reply][-mlh], comma-separated")
       ->delimiter(',')
       ->capture_default_str();
   nn_cmd->add_option("--blocks", o->blocks, "Residual blocks (with --filters; instead of --net)")

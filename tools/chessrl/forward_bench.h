@@ -15,6 +15,9 @@ std::vector<chess::Position> bench_positions(int count);
 struct RawResult {
   double evals_per_second;
   double ms_per_batch;
+  // CPU time of the calling thread per pass: with one LibTorch thread per
+  // stream, the pass's cost whatever else shares the cores (wall time is not).
+  double cpu_ms_per_batch = 0;
 };
 
 // `streams` threads each calling backend.forward on `inputs` for `seconds`;
