@@ -105,5 +105,31 @@ TEST(StatusLine, TheLadderShowsTheRungInPlayAndTheLatestScoreAgainstIt) {
   EXPECT_EQ(up.ladder(), "stockfish-skill1 (2/2) score 0.12");
 }
 
+TEST(StatusLine, TheLossesOfTheHeadsTheTrainerExportsAreShown) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto trainer = [](bool heads) {
+    std::string text =
+        "chessrl_trainer_step 120\n"
+        "chessrl_trainer_loss{head=\"total\"} 4.5\n"
+        "chessrl_trainer_loss{head=\"policy\"} 3.25\n"
+        "chessrl_trainer_loss{head=\"value\"} 0.75\n"
+        "chessrl_trainer_loss{head=\"material\"} 0.25\n";
+    if (heads)
+      text += "chessrl_trainer_loss{head=\"reply\"} 2.5\n"
+              "chessrl_trainer_loss{head=\"moves_left\"} 0.0625\n";
+    return parse_samples(text);
+  };
+  StatusLine with;
+  with.add({t0, {{"trainer-0", trainer(true)}}});
+  const std::string line = with.format(std::chrono::seconds(5));
+  EXPECT_NE(line.find("step 120 loss 4.50 (p 3.25 v 0.75 m 0.25 r 2.50 ml 0.06)"),
+            std::string::npos)
+      << line;
+  StatusLine without;
+  without.add({t0, {{"trainer-0", trainer(false)}}});
+  const std::string plain = without.format(std::chrono::seconds(5));
+  EXPECT_NE(plain.find("(p 3.25 v 0.75 m 0.25)"), std::string::npos) << plain;
+}
+
 }  // namespace
 }  // namespace chessrl::tool

@@ -217,10 +217,15 @@ std::string StatusLine::format(std::chrono::seconds elapsed) const {
     auto policy = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"policy\"");
     auto value = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"value\"");
     auto material = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"material\"");
+    // The training-only heads a network may have (-reply, -mlh): shown when exported.
+    auto reply = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"reply\"");
+    auto moves_left = first(now, "trainer-0", "chessrl_trainer_loss", "head=\"moves_left\"");
     if (loss && *step > 0)
       line += " loss " + fixed(*loss, 2) + " (p " + fixed(policy.value_or(0), 2) + " v " +
               fixed(value.value_or(0), 2) +
-              (material ? " m " + fixed(*material, 2) : std::string()) + ")";
+              (material ? " m " + fixed(*material, 2) : std::string()) +
+              (reply ? " r " + fixed(*reply, 2) : std::string()) +
+              (moves_left ? " ml " + fixed(*moves_left, 2) : std::string()) + ")";
     if (first(now, "trainer-0", "chessrl_trainer_paused").value_or(0) > 0) line += " paused";
   }
 
