@@ -15,16 +15,12 @@
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/nn/torch_network.h"
 #include "nn_test_util.h"
+#include "torch_test_util.h"
 
 namespace chessrl::nn {
 namespace {
 
-torch::Tensor batch_of(std::vector<chess::Position>& positions) {
-  torch::Tensor x = torch::empty({std::int64_t(positions.size()), kInputPlanes, 8, 8});
-  for (size_t i = 0; i < positions.size(); ++i)
-    expand(encode(positions[i]), x.data_ptr<float>() + i * kInputPlanes * 64);
-  return x;
-}
+using testing::batch_of;
 
 NetworkConfig net(const std::string& name) { return parse_network_name(name).value_or_throw(); }
 
