@@ -10,7 +10,7 @@
 #           each in bf16 and fp16, the GPU's busy share and memory sampled at 10 Hz.
 # train     builds chessrl (build/gpu), then `bench train --device cuda` at batch 512 and
 #           2,048, fp32 and bf16 autocast (--mixed-precision), each beside PyTorch from
-#           Python (bench train runs tools/chessrl/train_yardstick.py).
+#           Python (bench train runs tools/chessrl/bench/train_yardstick.py).
 # loop      builds everything against the dependency bundle (build/gpu-bundle, made by
 #           scripts/gpu-bundle.sh; unpacked from build/gpu-bundle.tar.xz when only that is
 #           here) in build/gpu-full, then `chessrl local --device cuda` for --minutes (4).
@@ -101,7 +101,7 @@ else
 fi
 
 # chessrl local on the GPU machine (16 cores, one GPU). chessrl local gives each
-# self-play process one search thread and one evaluator worker (local_settings.cpp), and
+# self-play process one search thread and one evaluator worker (tools/chessrl/local/settings.cpp), and
 # bench selfplay found that the GPU needs about 8 search threads to be fed: so 8 self-play
 # processes, leaving 8 cores to the trainer, the evaluator, replay and Redis. 64 games at
 # once x 8 leaves = forward passes of up to 512 positions, the batch the GPU runs well.
@@ -375,7 +375,7 @@ stage_train() {
     step "bench train $NET batch $batch $p"
     bench "train-$batch-$p" "$TOOL" bench train --device "$DEVICE" "${mixed[@]}" --ranks 1 \
       --net "$NET" --batch "$batch" --examples "$examples" "${TRAIN_RUN[@]}" \
-      --python auto --python-script "$ROOT/tools/chessrl/train_yardstick.py"
+      --python auto --python-script "$ROOT/tools/chessrl/bench/train_yardstick.py"
     parse train --log "$LOGS/train-$batch-$p" --precision "$p" --batch "$batch"
   done
 }

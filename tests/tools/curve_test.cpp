@@ -1,7 +1,7 @@
-// `chessrl curve`'s game-free parts (tools/chessrl/curve.h): curve.tsv round
+// `chessrl curve`'s game-free parts (tools/chessrl/curve/curve.h): curve.tsv round
 // trip, reuse keys and errors, the self-play statistics merge, --every, the
 // time origin, the gnuplot script, and the saved-version listing.
-#include "curve.h"
+#include "curve/curve.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // `chessrl local --device/--gpus/--train-gpus`: which child gets which device,
-// and the refusals that name the problem (local_devices.h). No GPU needed:
+// and the refusals that name the problem (tools/chessrl/local/devices.h). No GPU needed:
 // the plan is what the children are started with.
-#include "local_devices.h"
+#include "local/devices.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // back from the line a child logs after binding port 0 (only the lines since
 // its start, the last such line), and pick_port() outside the kernel's
 // ephemeral range.
-#include "local_ports.h"
+#include "local/ports.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

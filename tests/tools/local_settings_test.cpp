@@ -1,6 +1,6 @@
 // What `chessrl local` passes to self-play: its search threads (the machine's
 // cores shared out unless given) and, through local_children, its niceness.
-#include "local_settings.h"
+#include "local/settings.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "local_children.h"
+#include "local/children.h"
 
 namespace chessrl::tool {
 namespace {

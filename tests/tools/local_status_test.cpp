@@ -1,7 +1,7 @@
 // `chessrl local`'s status line, from scrapes made up in the Prometheus text
 // format: games per hour and the decisive share over the last minute, the
 // evaluator's Stockfish ladder.
-#include "local_status.h"
+#include "local/status.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // stopped instead, nothing is restarted once stop_all() began, and a child
 // whose liveness check keeps failing is stopped (SIGKILL when it ignores
 // SIGTERM) and restarted.
-#include "local_supervisor.h"
+#include "local/supervisor.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "backend_setup.h"
-#include "bench_util.h"
+#include "bench/util.h"
 #include "chessrl/core/gpu_info.h"
 #include "chessrl/core/subprocess.h"
 #include "chessrl/nn/batch_evaluator.h"
@@ -35,8 +35,8 @@
 #include "chessrl/nn/torch_backend.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "commands.h"
-#include "local_defaults.h"
-#include "local_settings.h"
+#include "local/defaults.h"
+#include "local/settings.h"
 
 namespace chessrl::tool {
 namespace {
@@ -320,8 +320,8 @@ void report_network(Report& r, const DoctorOptions& o) {
 // --- The games/hour estimate ------------------------------------------------------
 
 // Self-play as `make run` plays it: one process with a search thread and an
-// evaluator worker (one LibTorch thread each) per core (local_settings.h's
-// auto_selfplay_threads), local_defaults.h's games at once,
+// evaluator worker (one LibTorch thread each) per core (local/settings.h's
+// auto_selfplay_threads), local/defaults.h's games at once,
 // self-play's own settings (SelfPlayConfig's defaults) and the trainer's
 // network (nn::kDefaultNet) with fresh random weights.
 void report_estimate(Report& r, double seconds) {

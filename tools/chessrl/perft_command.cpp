@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_util.h"
+#include "bench/util.h"
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/core/error.h"

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "backend_setup.h"
-#include "bench_util.h"
+#include "bench/util.h"
 #include "chessrl/runtime/layout.h"
 #include "chessrl/chess/pgn.h"
 #include "chessrl/core/error.h"
@@ -20,7 +20,7 @@
 #include "chessrl/selfplay/game_options.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "commands.h"
-#include "forward_bench.h"
+#include "bench/forward.h"
 
 namespace chessrl::tool {
 namespace {

@@ -1,0 +1,449 @@
+// `chessrl bench selfplay-stop`: how long chessrl-selfplay takes from SIGTERM
+// to its exit, with its push buffer full and the replay service reachable
+// (the flush of every buffered game), and with the buffer empty (the stop
+// itself: abandoning the games in progress, tearing down). The real binaries
+// on loopback ports: chessrl-selfplay (a tiny network and few visits, so that
+// games finish fast; games as long as its defaults make them) pushing to
+// chessrl-replay over a private redis-server (appendfsync always, as the
+// chart's Redis).
+//
+// The full buffer: Redis is killed (chessrl-replay up, answering UNAVAILABLE)
+// or, with --outage replay, chessrl-replay is not started yet, while
+// self-play fills its buffer; once its /metrics shows a shed game (the buffer
+// is full), Redis is started again (chessrl-replay answers Stats) or
+// chessrl-replay is started, and SIGTERM goes at once. The times come from
+// the log's lines as they appear: SIGTERM to "stopping:" (the games in
+// progress abandoned), to "done:" (the flush over), to the exit.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "bench/replay_shared.h"
+#include "bench/util.h"
+#include "chessrl/core/error.h"
+#include "commands.h"
+#include "local/children.h"
+#include "local/ports.h"
+
+namespace chessrl::tool {
+namespace {
+
+constexpr const char* kWhat = "bench selfplay-stop";
+
+struct StopBenchOptions {
+  int repeat = 5;
+  std::string scenario = "both";  // full, empty or both
+  std::string outage = "redis";   // what is down while the buffer fills: redis or replay
+  std::size_t buffer_games = 0;   // 0: chessrl-selfplay's default
+  int flush_timeout = 60;         // long enough that the whole flush is timed
+  std::string net = "1x8";
+  int visits = 8;
+  int reduced_visits = 4;
+  int concurrent = 4;
+  int threads = 1;
+  std::vector<std::string> selfplay_args;  // more chessrl-selfplay options
+  double fill_timeout = 1800;
+  std::string bin_dir;
+};
+
+// The whole HTTP response to GET `path` on 127.0.0.1:port; "" when nothing answers.
+std::string http_get(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  timeval limit{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: bench\r\n\r\n";
+    if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buf[8192];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) response.append(buf, std::size_t(n));
+    }
+  }
+  ::close(fd);
+  return response;
+}
+
+// The value of the series `name` (no labels) in a /metrics page; NaN if absent.
+double metric(const std::string& page, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const auto at = page.find(key);
+  return at == std::string::npos ? NAN : std::atof(page.c_str() + at + key.size());
+}
+
+// The number just before `suffix` in `text` ("4096 pushed," -> 4096); -1 when absent.
+long number_before(const std::string& text, const std::string& suffix) {
+  const auto at = text.find(suffix);
+  if (at == std::string::npos) return -1;
+  std::size_t start = at;
+  while (start > 0 && text[start - 1] >= '0' && text[start - 1] <= '9') --start;
+  return start == at ? -1 : std::atol(text.c_str() + start);
+}
+
+struct SelfplayChild {
+  std::unique_ptr<Child> child;
+  int metrics_port = 0;
+  std::string log_path;
+};
+
+SelfplayChild start_selfplay(const StopBenchOptions& o, int replay_port, const std::string& dir,
+                             const std::string& replica) {
+  ChildSpec spec;
+  spec.name = replica;
+  const std::vector<std::pair<std::string, std::string>> options = {
+      {"--replay", "127.0.0.1:" + std::to_string(replay_port)},
+      {"--replica", replica},
+      {"--metrics-listen", "127.0.0.1:0"},
+      {"--bootstrap", "net"},
+      {"--net", o.net},
+      {"--visits", std::to_string(o.visits)},
+      {"--reduced-visits", std::to_string(o.reduced_visits)},
+      {"--concurrent", std::to_string(o.concurrent)},
+      {"--threads", std::to_string(o.threads)},
+      {"--workers", "1"},
+      {"--nn-threads", "1"},
+      {"--flush-timeout", std::to_string(o.flush_timeout)},
+      // Timed without it: with nothing lost it never waits anyway.
+      {"--final-scrape-wait", "0"},
+      {"--progress-interval", "0"},
+  };
+  spec.argv = {find_service_binary("chessrl-selfplay", o.bin_dir).value_or_throw()};
+  for (const auto& [flag, value] : options) spec.argv.insert(spec.argv.end(), {flag, value});
+  if (o.buffer_games > 0) {
+    spec.argv.insert(spec.argv.end(), {"--buffer-games", std::to_string(o.buffer_games)});
+  }
+  spec.argv.insert(spec.argv.end(), o.selfplay_args.begin(), o.selfplay_args.end());
+  spec.log_path = dir + "/" + replica + ".log";
+  SelfplayChild out;
+  out.log_path = spec.log_path;
+  out.child = Child::start(spec).value_or_throw();
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  std::optional<int> port;
+  while (!(port = logged_port(spec.log_path, 0, "metrics on port "))) {
+    if (out.child->exited() || Clock::now() > deadline)
+      throw Error(std::string(kWhat) + ": chessrl-selfplay did not say its metrics port (" +
+                  out.child->status() + "); its log:\n" + out.child->log_tail(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  out.metrics_port = *port;
+  return out;
+}
+
+// One stop, timed from SIGTERM (seconds; NaN: the line never came).
+struct StopRun {
+  long buffered = 0;  // games buffered at SIGTERM ("pushing the N buffered games")
+  long pushed = -1;   // pushed in all ("done:" line)
+  long lost = -1;     // "could not be pushed"
+  long abandoned = -1;
+  double mean_plies = NAN;          // of the games played before SIGTERM
+  double positions_per_game = NAN;  // stored by replay (training positions)
+  // "pushing the N buffered games": play torn down, the flush begins (none when empty).
+  double to_stopping = NAN, to_pushing = NAN, to_done = NAN, to_exit = NAN;
+  std::string exit_status;
+};
+
+void stop_and_time(SelfplayChild& selfplay, double limit_s, StopRun& run) {
+  const std::uintmax_t from = log_size(selfplay.log_path);
+  const auto start = Clock::now();
+  selfplay.child->terminate();
+  while (!selfplay.child->exited()) {
+    const std::string text = log_since(selfplay.log_path, from);
+    if (std::isnan(run.to_stopping) &&
+        text.find(" games in progress abandoned") != std::string::npos)
+      run.to_stopping = seconds_since(start);
+    if (std::isnan(run.to_pushing) && text.find(" buffered games (up to") != std::string::npos)
+      run.to_pushing = seconds_since(start);
+    if (std::isnan(run.to_done) && text.find("done: ") != std::string::npos)
+      run.to_done = seconds_since(start);
+    if (seconds_since(start) > limit_s) {
+      selfplay.child->kill();
+      throw Error(std::string(kWhat) + ": chessrl-selfplay still running " +
+                  std::to_string(int(limit_s)) + " s after SIGTERM; its log:\n" +
+                  selfplay.child->log_tail(20));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  run.to_exit = seconds_since(start);
+  run.exit_status = selfplay.child->status();
+  const std::string text = log_since(selfplay.log_path, from);
+  run.buffered = std::max(0L, number_before(text, " buffered games (up to"));
+  run.pushed = number_before(text, " pushed, ");
+  run.lost = number_before(text, " could not be pushed");
+  run.abandoned = number_before(text, " games in progress abandoned");
+}
+
+void read_plies(const std::string& page, StopRun& run) {
+  const double count = metric(page, "chessrl_selfplay_game_plies_count");
+  if (count > 0) run.mean_plies = metric(page, "chessrl_selfplay_game_plies_sum") / count;
+}
+
+void read_positions(const ReplayChild& replay, StopRun& run) {
+  if (replay.metrics_port == 0) return;
+  const std::string page = http_get(replay.metrics_port, "/metrics");
+  const double games = metric(page, "chessrl_replay_games_stored_total");
+  if (games > 0)
+    run.positions_per_game = metric(page, "chessrl_replay_positions_stored_total") / games;
+}
+
+std::string temp_dir() {
+  char pattern[] = "/tmp/chessrl-bench-stop-XXXXXX";
+  const char* made = ::mkdtemp(pattern);
+  if (made == nullptr) throw Error(std::string(kWhat) + ": cannot create a directory in /tmp");
+  return made;
+}
+
+// The buffer filled while Redis or chessrl-replay is down, then SIGTERM once
+// the replay service answers again.
+StopRun run_full(const StopBenchOptions& o, int index, ProgressLine& progress) {
+  auto redis = start_bench_redis("chessrl-bench-stop", "always");
+  const std::string dir = temp_dir();
+  ReplayChild replay;
+  int replay_port = 0;
+  if (o.outage == "redis") {
+    replay = start_replay_child(*redis, o.bin_dir, {}, true, kWhat);
+    replay_port = replay.port;
+    redis->kill();
+  } else {
+    // A number to start chessrl-replay on later (self-play needs it first).
+    replay_port = pick_port();
+  }
+  SelfplayChild selfplay =
+      start_selfplay(o, replay_port, dir, "bench-stop-full-" + std::to_string(index));
+  const auto start = Clock::now();
+  StopRun run;
+  for (;;) {
+    const std::string page = http_get(selfplay.metrics_port, "/metrics");
+    const double buffered = metric(page, "chessrl_selfplay_games_buffered");
+    progress.show("full buffer, run %d/%d: %.0f games buffered after %.0f s", index, o.repeat,
+                  std::isnan(buffered) ? 0.0 : buffered, seconds_since(start));
+    if (metric(page, "chessrl_selfplay_games_shed_total") >= 1) {
+      read_plies(page, run);
+      break;
+    }
+    if (selfplay.child->exited())
+      throw Error(std::string(kWhat) + ": chessrl-selfplay exited (" + selfplay.child->status() +
+                  "); its log:\n" + selfplay.child->log_tail(20));
+    if (seconds_since(start) > o.fill_timeout)
+      throw Error(std::string(kWhat) + ": the buffer did not fill within --fill-timeout");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  progress.clear();
+  if (o.outage == "redis") {
+    redis->restart();
+    rpc::ClientOptions wait;
+    wait.address = "127.0.0.1:" + std::to_string(replay.port);
+    wait.attempts = 40;
+    wait.backoff_max = std::chrono::milliseconds(100);
+    if (auto up = rpc::ReplayClient(wait).stats(); !up.ok())
+      throw Error(std::string(kWhat) + ": chessrl-replay did not answer after Redis came back (" +
+                  up.error() + ")");
+  } else {
+    replay = start_replay_child(*redis, o.bin_dir, {}, true, kWhat, {}, "",
+                                "127.0.0.1:" + std::to_string(replay_port));
+  }
+  stop_and_time(selfplay, o.flush_timeout + 120.0, run);
+  read_positions(replay, run);
+  replay.child->stop(std::chrono::seconds(10));
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return run;
+}
+
+// Everything up; SIGTERM just after a push emptied the buffer.
+StopRun run_empty(const StopBenchOptions& o, int index, ProgressLine& progress) {
+  auto redis = start_bench_redis("chessrl-bench-stop", "always");
+  const std::string dir = temp_dir();
+  ReplayChild replay = start_replay_child(*redis, o.bin_dir, {}, true, kWhat);
+  SelfplayChild selfplay =
+      start_selfplay(o, replay.port, dir, "bench-stop-empty-" + std::to_string(index));
+  const auto start = Clock::now();
+  const double warm_games = 2.0 * o.concurrent;
+  StopRun run;
+  for (;;) {
+    const std::string page = http_get(selfplay.metrics_port, "/metrics");
+    const double pushed = metric(page, "chessrl_selfplay_games_pushed_total");
+    progress.show("empty buffer, run %d/%d: %.0f games pushed after %.0f s", index, o.repeat,
+                  std::isnan(pushed) ? 0.0 : pushed, seconds_since(start));
+    if (pushed >= warm_games && metric(page, "chessrl_selfplay_games_buffered") == 0) {
+      read_plies(page, run);
+      break;
+    }
+    if (selfplay.child->exited())
+      throw Error(std::string(kWhat) + ": chessrl-selfplay exited (" + selfplay.child->status() +
+                  "); its log:\n" + selfplay.child->log_tail(20));
+    if (seconds_since(start) > o.fill_timeout)
+      throw Error(std::string(kWhat) + ": fewer than " + std::to_string(int(warm_games)) +
+                  " games pushed within --fill-timeout");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  progress.clear();
+  stop_and_time(selfplay, o.flush_timeout + 120.0, run);
+  read_positions(replay, run);
+  replay.child->stop(std::chrono::seconds(10));
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return run;
+}
+
+std::string seconds_text(double s) {
+  if (std::isnan(s)) return "?";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
+
+void print_run(const char* scenario, int index, const StopRun& r) {
+  std::printf(
+      "%s run %d: %ld buffered at SIGTERM, %ld abandoned, %ld pushed, %ld lost; "
+      "SIGTERM to \"stopping\" %s s, to \"pushing\" %s s, to \"done\" %s s, to exit %s s "
+      "(%s)\n",
+      scenario, index, r.buffered, r.abandoned, r.pushed, r.lost,
+      seconds_text(r.to_stopping).c_str(), seconds_text(r.to_pushing).c_str(),
+      seconds_text(r.to_done).c_str(), seconds_text(r.to_exit).c_str(), r.exit_status.c_str());
+  std::fflush(stdout);
+}
+
+// The median of a field over the runs where it is known.
+template <class Field>
+double median_of(const std::vector<StopRun>& runs, Field field) {
+  std::vector<double> v;
+  for (const auto& r : runs)
+    if (!std::isnan(double(field(r)))) v.push_back(double(field(r)));
+  return v.empty() ? NAN : median(v);
+}
+
+void print_summary(const char* scenario, const std::vector<StopRun>& runs) {
+  auto m = [&](auto field) { return median_of(runs, field); };
+  auto t = [&](auto field) { return seconds_text(m(field)); };
+  const double flushed = m([](const StopRun& r) { return double(r.buffered); });
+  // The flush alone only where every run had one ("pushing": something was buffered).
+  const bool every_run_flushed = std::none_of(
+      runs.begin(), runs.end(), [](const StopRun& r) { return std::isnan(r.to_pushing); });
+  const double flush =
+      every_run_flushed ? m([](const StopRun& r) { return r.to_done - r.to_pushing; }) : NAN;
+  double lo = NAN, hi = NAN;
+  for (const auto& r : runs) {
+    lo = std::isnan(lo) ? r.to_exit : std::min(lo, r.to_exit);
+    hi = std::isnan(hi) ? r.to_exit : std::max(hi, r.to_exit);
+  }
+  const std::string rate =
+      flush > 0 && flushed > 0 ? std::to_string(static_cast<long>(flushed / flush)) : "-";
+  std::printf(
+      "| %s | %zu | %.0f | %.0f | %.0f | %.1f | %.1f | %s | %s | %s | %s | **%s** (%s–%s) "
+      "| %s |\n",
+      scenario, runs.size(), flushed, m([](const StopRun& r) { return double(r.lost); }),
+      m([](const StopRun& r) { return double(r.abandoned); }),
+      m([](const StopRun& r) { return r.mean_plies; }),
+      m([](const StopRun& r) { return r.positions_per_game; }),
+      t([](const StopRun& r) { return r.to_stopping; }).c_str(),
+      t([](const StopRun& r) { return r.to_done - r.to_stopping; }).c_str(),
+      seconds_text(flush).c_str(),
+      t([](const StopRun& r) { return r.to_exit - r.to_done; }).c_str(),
+      t([](const StopRun& r) { return r.to_exit; }).c_str(), seconds_text(lo).c_str(),
+      seconds_text(hi).c_str(), rate.c_str());
+}
+
+void run_stop_bench(const StopBenchOptions& o) {
+  std::printf(
+      "chessrl bench selfplay-stop: chessrl-selfplay (%s network, %d/%d visits, %d games "
+      "at once, %d search threads) pushing to chessrl-replay over a private redis-server "
+      "(appendfsync always), on loopback; %d runs per scenario; --flush-timeout %d%s%s\n\n",
+      o.net.c_str(), o.visits, o.reduced_visits, o.concurrent, o.threads, o.repeat, o.flush_timeout,
+      o.buffer_games > 0 ? (", --buffer-games " + std::to_string(o.buffer_games)).c_str() : "",
+      o.scenario == "empty"
+          ? ""
+          : (o.outage == "redis" ? "; full buffer: filled while Redis is down"
+                                 : "; full buffer: filled while chessrl-replay is down"));
+  std::fflush(stdout);
+  ProgressLine progress;
+  std::vector<StopRun> full, empty;
+  for (int i = 1; i <= o.repeat; ++i) {
+    // Interleaved, so that a change in the machine's load touches both alike.
+    if (o.scenario != "empty") {
+      full.push_back(run_full(o, i, progress));
+      print_run("full", i, full.back());
+    }
+    if (o.scenario != "full") {
+      empty.push_back(run_empty(o, i, progress));
+      print_run("empty", i, empty.back());
+    }
+  }
+  std::printf(
+      "\nmedians, in seconds: \"stopping\" is the line saying the games in progress "
+      "were abandoned; \"pushing\" the flush's start (no line when nothing is "
+      "buffered); \"done\" its end\n\n");
+  std::printf(
+      "| buffer | runs | games flushed | lost | abandoned | plies per game | positions "
+      "per game | SIGTERM → \"stopping\" | \"stopping\" → \"done\" | of which the "
+      "flush (\"pushing\" → \"done\") | \"done\" → exit | SIGTERM → exit (range) | "
+      "games/s in the flush |\n");
+  std::printf(
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+      "| ---: |\n");
+  if (!full.empty()) print_summary("full", full);
+  if (!empty.empty()) print_summary("empty", empty);
+}
+
+}  // namespace
+
+void add_bench_selfplay_stop_command(CLI::App& bench) {
+  auto o = std::make_shared<StopBenchOptions>();
+  CLI::App* cmd = bench.add_subcommand(
+      "selfplay-stop",
+      "chessrl-selfplay from SIGTERM to exit with a full push buffer and the replay service "
+      "reachable (the flush), and with an empty one (abandoning the games in progress): real "
+      "binaries over a private redis-server on loopback ports");
+  cmd->add_option("--repeat", o->repeat, "runs per scenario (medians reported)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--scenario", o->scenario, "full, empty or both")
+      ->check(CLI::IsMember({"full", "empty", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--outage", o->outage,
+                  "what is down while the buffer fills: redis (chessrl-replay up and connected, "
+                  "answering UNAVAILABLE) or replay (started only before SIGTERM: self-play's "
+                  "channel reconnects during the flush)")
+      ->check(CLI::IsMember({"redis", "replay"}))
+      ->capture_default_str();
+  cmd->add_option("--buffer-games", o->buffer_games,
+                  "chessrl-selfplay's --buffer-games (0: its default)")
+      ->capture_default_str();
+  cmd->add_option("--flush-timeout", o->flush_timeout,
+                  "chessrl-selfplay's --flush-timeout: long, so that the whole flush is timed")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+  cmd->add_option("--net", o->net, "self-play's network (--bootstrap net)")->capture_default_str();
+  cmd->add_option("--visits", o->visits)->capture_default_str();
+  cmd->add_option("--reduced-visits", o->reduced_visits)->capture_default_str();
+  cmd->add_option("--concurrent", o->concurrent, "games played at once")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "search threads")->capture_default_str();
+  cmd->add_option(
+         "--selfplay-arg", o->selfplay_args,
+         "one more chessrl-selfplay argument (repeatable), e.g. --selfplay-arg=--max-plies=40")
+      ->allow_extra_args(false);
+  cmd->add_option("--fill-timeout", o->fill_timeout, "seconds allowed to fill the buffer")
+      ->capture_default_str();
+  cmd->add_option("--bin-dir", o->bin_dir,
+                  "where chessrl-selfplay and chessrl-replay are (default: beside this "
+                  "executable, the build tree, PATH)");
+  cmd->callback([o] { run_stop_bench(*o); });
+}
+
+}  // namespace chessrl::tool
