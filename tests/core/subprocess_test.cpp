@@ -2,8 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -82,6 +89,126 @@ TEST(UciSession, HandshakeWithStockfishNamesTheEngine) {
                             << session.error();
   EXPECT_EQ(session->name().rfind("Stockfish", 0), 0u) << session->name();
   EXPECT_TRUE(session->sync());
+}
+
+
+// Process: the one spawner's other face, a child whose output goes to a log.
+class ProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("process-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string read(const std::string& name) const {
+    std::ifstream in(dir_ / name);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ProcessTest, StdoutAndStderrAreAppendedToTheLog) {
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"};
+  spec.output_path = (dir_ / "a.log").string();
+  std::ofstream(spec.output_path) << "before\n";
+  auto p = Process::start(spec);
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p->wait_for(10s));
+  EXPECT_EQ(p->status(), "exit status 3");
+  EXPECT_EQ(p->exit_code(), 3);
+  EXPECT_FALSE(p->clean_exit());
+  EXPECT_EQ(read("a.log"), "before\nout\nerr\n");
+  EXPECT_EQ(log_tail(spec.output_path, 2), "    out\n    err\n");
+}
+
+// Each way to start (posix_spawn; fork for a niceness or the parent-death
+// signal) gives the child the environment, its own process group, stdin from
+// /dev/null, and SIGINT not ignored even where ours is.
+TEST_F(ProcessTest, BothWaysToStartSetTheSameThings) {
+  ::signal(SIGINT, SIG_IGN);
+  for (const bool fork_path : {false, true}) {
+    SCOPED_TRACE(fork_path ? "fork" : "posix_spawn");
+    ProcessSpec spec;
+    spec.argv = {"sh", "-c",
+                 "echo \"$CHESSRL_PROCESS_TEST\"; ps -o pgid= -p $$; "
+                 "grep '^SigIgn' /proc/$$/status; cat"};
+    spec.env = {{"CHESSRL_PROCESS_TEST", "given"}};
+    spec.output_path = (dir_ / (fork_path ? "fork.log" : "spawn.log")).string();
+    spec.null_stdin = true;
+    spec.own_process_group = true;
+    spec.die_with_parent = fork_path;
+    auto p = Process::start(spec);
+    ASSERT_TRUE(p.ok()) << p.error();
+    ASSERT_TRUE(p->wait_for(10s)) << "cat read /dev/null to its end";
+    EXPECT_TRUE(p->clean_exit()) << p->status();
+    std::istringstream lines(read(fork_path ? "fork.log" : "spawn.log"));
+    std::string env, pgid, sigign;
+    std::getline(lines, env);
+    lines >> pgid >> sigign >> sigign;  // "SigIgn: <mask>"
+    EXPECT_EQ(env, "given");
+    EXPECT_EQ(std::stoi(pgid), p->pid());
+    // Bit 2 (SIGINT) of the ignored signals' mask.
+    EXPECT_EQ(std::stoull(sigign, nullptr, 16) & (1ull << (SIGINT - 1)), 0u) << sigign;
+  }
+  ::signal(SIGINT, SIG_DFL);
+}
+
+TEST_F(ProcessTest, StopTerminatesThenKills) {
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"};
+  spec.output_path = (dir_ / "stubborn.log").string();
+  auto p = Process::start(spec);
+  ASSERT_TRUE(p.ok()) << p.error();
+  // The trap is set once it has said so.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (read("stubborn.log").empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_FALSE(p->stop(200ms)) << "it ignores SIGTERM";
+  EXPECT_EQ(p->status(), "killed by SIGKILL");
+  EXPECT_EQ(p->exit_code(), 128 + SIGKILL);
+
+  spec.argv = {"sleep", "60"};
+  auto q = Process::start(spec);
+  ASSERT_TRUE(q.ok()) << q.error();
+  EXPECT_TRUE(q->stop(10s));
+  EXPECT_EQ(q->status(), "killed by SIGTERM");
+}
+
+TEST_F(ProcessTest, WhatCannotStartIsAnErrorNamingIt) {
+  ProcessSpec spec;
+  spec.argv = {"/nonexistent/program"};
+  auto missing = Process::start(spec);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("/nonexistent/program"), std::string::npos) << missing.error();
+  spec.argv = {"true"};
+  spec.output_path = (dir_ / "no-such-dir" / "x.log").string();
+  auto unwritable = Process::start(spec);
+  ASSERT_FALSE(unwritable.ok());
+  EXPECT_NE(unwritable.error().find("x.log"), std::string::npos) << unwritable.error();
+  // Exec's own failure (a file marked executable that is not a program) on the fork path.
+  const std::string script = (dir_ / "not-a-program").string();
+  std::ofstream(script) << "\x7f" "ELF garbage";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  spec.argv = {script};
+  spec.output_path = "";
+  spec.nice = 1;
+  auto garbage = Process::start(spec);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_NE(garbage.error().find("Exec format error"), std::string::npos) << garbage.error();
+}
+
+TEST_F(ProcessTest, AChildAtANiceness) {
+  ProcessSpec spec;
+  spec.argv = {"nice"};  // coreutils' nice without arguments prints its niceness
+  spec.output_path = (dir_ / "nice.log").string();
+  spec.nice = 19;
+  auto p = Process::start(spec);
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p->wait_for(10s));
+  EXPECT_EQ(read("nice.log"), "19\n");
 }
 
 }  // namespace

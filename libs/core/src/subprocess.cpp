@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <fstream>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -19,6 +23,118 @@
 extern char** environ;
 
 namespace chessrl {
+namespace {
+
+// argv and envp as exec wants them, built before the child exists: after
+// fork() only async-signal-safe calls are allowed (other threads may hold locks).
+struct ExecArgs {
+  std::string program;
+  std::vector<std::string> args, environment;
+  std::vector<char*> argv, envp;
+
+  ExecArgs(std::string path, const ProcessSpec& spec) : program(std::move(path)), args(spec.argv) {
+    // Our environment minus the names in `env`, then `env`.
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const std::string_view name = entry.substr(0, entry.find('='));
+      const bool replaced = std::any_of(spec.env.begin(), spec.env.end(),
+                                        [&](const auto& kv) { return kv.first == name; });
+      if (!replaced) environment.emplace_back(entry);
+    }
+    for (const auto& [name, value] : spec.env) environment.push_back(name + "=" + value);
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : environment) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+};
+
+// The signals a child must not inherit as ignored (an ignored signal stays
+// ignored across exec): ours may ignore SIGPIPE (Subprocess) or SIGINT.
+constexpr int kDefaultSignals[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
+
+// posix_spawn: no fork handlers run, no page tables copied. For what only
+// code in the child can do (niceness, the parent-death signal), fork below.
+int spawn_without_fork(pid_t& pid, const ExecArgs& exec, const ProcessSpec& spec, int in_fd,
+                       int out_fd, int err_fd) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (in_fd >= 0) posix_spawn_file_actions_adddup2(&actions, in_fd, STDIN_FILENO);
+  if (out_fd >= 0) posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
+  if (err_fd >= 0) posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : kDefaultSignals) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (spec.own_process_group) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
+  posix_spawnattr_setflags(&attr, flags);
+  const int rc = ::posix_spawn(&pid, exec.program.c_str(), &actions, &attr,
+                               const_cast<char* const*>(exec.argv.data()),
+                               const_cast<char* const*>(exec.envp.data()));
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc;
+}
+
+// fork and exec, for a niceness or the parent-death signal; exec's errno
+// comes back through a close-on-exec pipe. Returns 0 or an errno.
+int spawn_with_fork(pid_t& pid, const ExecArgs& exec, const ProcessSpec& spec, int in_fd,
+                    int out_fd, int err_fd) {
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return errno;
+  const pid_t parent = ::getpid();
+  pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return error;
+  }
+  if (pid == 0) {
+    if (spec.own_process_group) ::setpgid(0, 0);
+    if (spec.die_with_parent) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : kDefaultSignals) ::signal(sig, SIG_DFL);
+    if (spec.nice > 0) (void)::setpriority(PRIO_PROCESS, 0, spec.nice);
+    if (in_fd >= 0) ::dup2(in_fd, STDIN_FILENO);
+    if (out_fd >= 0) ::dup2(out_fd, STDOUT_FILENO);
+    if (err_fd >= 0) ::dup2(err_fd, STDERR_FILENO);
+    ::execve(exec.program.c_str(), exec.argv.data(), exec.envp.data());
+    const int error = errno;
+    (void)!::write(report[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  // Also from the parent, so the group exists before anyone signals it.
+  if (spec.own_process_group) ::setpgid(pid, pid);
+  ::close(report[1]);
+  int error = 0;
+  ssize_t n;
+  while ((n = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (n == ssize_t(sizeof error)) {  // exec failed: the child is gone
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return error;
+  }
+  return 0;
+}
+
+}  // namespace
 
 std::optional<std::string> find_program(const std::string& name) {
   auto executable = [](const std::string& path) {
@@ -42,16 +158,152 @@ std::optional<std::string> find_program(const std::string& name) {
   return std::nullopt;
 }
 
+std::string log_tail(const std::string& path, int lines) {
+  std::ifstream in(path);
+  std::deque<std::string> last;
+  std::string line;
+  while (std::getline(in, line)) {
+    last.push_back(line);
+    if (int(last.size()) > lines) last.pop_front();
+  }
+  std::string out;
+  for (const auto& l : last) out += "    " + l + "\n";
+  return out;
+}
+
+// ---- Process ----
+
+Result<Process> Process::start(const ProcessSpec& spec) {
+  return launch(spec, -1, -1, false);
+}
+
+Result<Process> Process::launch(const ProcessSpec& spec, int stdin_fd, int stdout_fd,
+                                bool stderr_to_stdout) {
+  if (spec.argv.empty()) return fail("no program given");
+  const std::string& name = spec.argv[0];
+  auto program = find_program(name);
+  if (!program) {
+    if (name.find('/') == std::string::npos) return fail("program '" + name + "' not found in PATH");
+    return fail(name + " is not an executable file");
+  }
+  int in_fd = stdin_fd, out_fd = stdout_fd, err_fd = stderr_to_stdout ? stdout_fd : -1;
+  int null_in = -1, log = -1;
+  if (in_fd < 0 && spec.null_stdin) in_fd = null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (out_fd < 0 && !spec.output_path.empty()) {
+    log = ::open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log < 0) {
+      const std::string why = std::strerror(errno);
+      if (null_in >= 0) ::close(null_in);
+      return fail("cannot open log " + spec.output_path + ": " + why);
+    }
+    out_fd = err_fd = log;
+  }
+  const ExecArgs exec(*program, spec);
+  pid_t pid = -1;
+  const int rc = spec.nice > 0 || spec.die_with_parent
+                     ? spawn_with_fork(pid, exec, spec, in_fd, out_fd, err_fd)
+                     : spawn_without_fork(pid, exec, spec, in_fd, out_fd, err_fd);
+  if (null_in >= 0) ::close(null_in);
+  if (log >= 0) ::close(log);
+  if (rc != 0) return fail("cannot start '" + *program + "': " + std::strerror(rc));
+  Process p;
+  p.pid_ = pid;
+  p.reaped_ = false;
+  return p;
+}
+
+Process::Process(Process&& other) noexcept { *this = std::move(other); }
+
+Process& Process::operator=(Process&& other) noexcept {
+  if (this != &other) {
+    reap_now();
+    pid_ = std::exchange(other.pid_, -1);
+    reaped_ = std::exchange(other.reaped_, true);
+    wait_status_ = other.wait_status_;
+  }
+  return *this;
+}
+
+Process::~Process() { reap_now(); }
+
+void Process::reap_now() {
+  if (pid_ > 0 && !exited()) {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+}
+
+bool Process::exited() {
+  if (reaped_ || pid_ <= 0) return true;
+  const pid_t r = ::waitpid(pid_, &wait_status_, WNOHANG);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) reaped_ = true;
+  return reaped_;
+}
+
+bool Process::wait_for(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!exited()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::string Process::status() const {
+  if (!reaped_) return "running";
+  if (pid_ <= 0) return "not started";
+  if (WIFEXITED(wait_status_)) return "exit status " + std::to_string(WEXITSTATUS(wait_status_));
+  if (WIFSIGNALED(wait_status_)) {
+    const int sig = WTERMSIG(wait_status_);
+    const char* name = sigabbrev_np(sig);
+    return std::string("killed by ") + (name ? std::string("SIG") + name : std::to_string(sig));
+  }
+  return "ended";
+}
+
+bool Process::clean_exit() const { return exit_code() == 0; }
+
+int Process::exit_code() const {
+  if (!reaped_ || pid_ <= 0) return -1;
+  if (WIFEXITED(wait_status_)) return WEXITSTATUS(wait_status_);
+  if (WIFSIGNALED(wait_status_)) return 128 + WTERMSIG(wait_status_);
+  return -1;
+}
+
+void Process::signal(int sig) {
+  if (!exited()) ::kill(pid_, sig);
+}
+
+void Process::terminate() { signal(SIGTERM); }
+
+void Process::kill() { signal(SIGKILL); }
+
+bool Process::stop(std::chrono::milliseconds grace) {
+  if (exited()) return true;
+  ::kill(pid_, SIGTERM);
+  if (wait_for(grace)) return true;
+  reap_now();
+  return false;
+}
+
+// ---- Subprocess ----
+
 Result<Subprocess> Subprocess::start(const std::vector<std::string>& argv) {
   return start(argv, {});
 }
 
 Result<Subprocess> Subprocess::start(const std::vector<std::string>& argv,
                                      const std::vector<std::pair<std::string, std::string>>& env) {
-  if (argv.empty()) return fail("Subprocess::start: empty command");
-  auto program = find_program(argv[0]);
-  if (!program) return fail("program '" + argv[0] + "' not found in PATH");
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.env = env;
+  return start(spec, false);
+}
 
+Result<Subprocess> Subprocess::start(const ProcessSpec& spec, bool merge_stderr) {
+  if (spec.argv.empty()) return fail("Subprocess::start: empty command");
   int to_child[2], from_child[2];
   if (::pipe2(to_child, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(from_child, O_CLOEXEC) != 0) {
@@ -59,41 +311,18 @@ Result<Subprocess> Subprocess::start(const std::vector<std::string>& argv,
     ::close(to_child[1]);
     return fail(std::string("pipe: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
-
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  // Our environment minus the names in `env`, then `env`.
-  std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    const std::string_view name = entry.substr(0, entry.find('='));
-    const bool replaced = std::any_of(env.begin(), env.end(),
-                                      [&](const auto& kv) { return kv.first == name; });
-    if (!replaced) environment.emplace_back(entry);
-  }
-  for (const auto& [name, value] : env) environment.push_back(name + "=" + value);
-  std::vector<char*> envp;
-  for (auto& e : environment) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program->c_str(), &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
+  auto process = Process::launch(spec, to_child[0], from_child[1], merge_stderr);
   ::close(to_child[0]);
   ::close(from_child[1]);
-  if (rc != 0) {
+  if (!process.ok()) {
     ::close(to_child[1]);
     ::close(from_child[0]);
-    return fail("cannot start '" + *program + "': " + std::strerror(rc));
+    return fail(process.error());
   }
   // A child that exits early must not kill us with SIGPIPE on the next write.
   ::signal(SIGPIPE, SIG_IGN);
   Subprocess p;
-  p.pid_ = pid;
+  p.process_ = std::move(process).value();
   p.in_fd_ = to_child[1];
   p.out_fd_ = from_child[0];
   return p;
@@ -104,7 +333,7 @@ Subprocess::Subprocess(Subprocess&& other) noexcept { *this = std::move(other); 
 Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
   if (this != &other) {
     close_all();
-    pid_ = std::exchange(other.pid_, -1);
+    process_ = std::move(other.process_);
     in_fd_ = std::exchange(other.in_fd_, -1);
     out_fd_ = std::exchange(other.out_fd_, -1);
     buffer_ = std::move(other.buffer_);
@@ -117,19 +346,8 @@ Subprocess::~Subprocess() { close_all(); }
 void Subprocess::close_all() {
   if (in_fd_ >= 0) ::close(in_fd_);
   in_fd_ = -1;
-  if (pid_ > 0) {
-    int status = 0;
-    bool reaped = false;
-    for (int i = 0; i < 100 && !reaped; ++i) {
-      reaped = ::waitpid(pid_, &status, WNOHANG) == pid_;
-      if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (!reaped) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-    }
-  }
-  pid_ = -1;
+  if (!process_.wait_for(std::chrono::seconds(1))) process_.kill();
+  process_ = Process();  // reaps it
   if (out_fd_ >= 0) ::close(out_fd_);
   out_fd_ = -1;
 }
