@@ -289,8 +289,12 @@ TEST(Validation, PositionsCarryTheNextMovesAndThePliesLeft) {
   EXPECT_EQ(positions[2].next_moves_size(), 1) << "the last ply: no reply";
 }
 
+// Self-play resigns for the side to move (result_rule.h): after 1.e4 only
+// Black can have resigned. Replay accepted either winner here while the
+// trainer's --data refused White's resignation; both now apply one rule.
 TEST(Validation, DeclaredEndingsNeedNoRule) {
-  accepted(game_of({"e2e4"}, v1::BLACK_WINS, v1::RESIGNATION));
+  expect_rejected(game_of({"e2e4"}, v1::BLACK_WINS, v1::RESIGNATION), RejectReason::kBadResult,
+                  "ply 1: the side to move (black) resigned, so the result is 1-0");
   accepted(game_of({"e2e4"}, v1::WHITE_WINS, v1::RESIGNATION));
   accepted(game_of({}, v1::DRAW, v1::MOVE_LIMIT));
 }

@@ -7,6 +7,7 @@
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/record/policy_rule.h"
+#include "chessrl/record/result_rule.h"
 
 namespace chessrl::record {
 
@@ -95,6 +96,8 @@ Result<GameRecord> parse_record(std::string_view text) {
     std::size_t next_target = 0;
     int last_ply = -1;
     for (std::size_t ply = 0; ply < moves.size(); ++ply) {
+      if (auto problem = move_after_end_problem(pos))
+        return fail("game record move at ply " + std::to_string(ply) + ": " + *problem);
       auto m = chess::parse_uci(pos, moves[ply].get<std::string>());
       if (!m) return fail("game record move at ply " + std::to_string(ply) + ": " + m.error());
       while (next_target < targets.size() &&
@@ -144,32 +147,10 @@ Result<GameRecord> parse_record(std::string_view text) {
         ok = true;
       }
     if (!ok) return fail("game record 'termination' is unknown: '" + reason + "'");
-    // A result the rules decide must be that one; otherwise it must say why.
-    const chess::GameResult by_rules = chess::game_result(pos);
-    if (by_rules.is_over() && !(by_rules == r.result))
+    // The one result rule replay's validation applies too (result_rule.h).
+    if (auto problem = result_problem(pos, r.result, r.result.to_string()))
       return fail("game record result " + r.result.to_string() +
-                  " contradicts the final position (" + by_rules.to_string() + ")");
-    if (!by_rules.is_over()) {
-      const Termination t = r.result.reason;
-      const bool decided_by_rules = t == Termination::kCheckmate || t == Termination::kStalemate ||
-                                    t == Termination::kFiftyMoveRule ||
-                                    t == Termination::kThreefoldRepetition ||
-                                    t == Termination::kInsufficientMaterial;
-      if (decided_by_rules)
-        return fail("game record termination '" + reason + "' does not hold in the final position");
-      if ((r.result.outcome == Outcome::kOngoing) != (t == Termination::kNone))
-        return fail("game record result '" + r.result.pgn_result() + "' and termination '" +
-                    reason + "' disagree");
-      if (t == Termination::kResignation) {
-        const Outcome loser_loses =
-            pos.side_to_move() == chess::kWhite ? Outcome::kBlackWins : Outcome::kWhiteWins;
-        if (r.result.outcome != loser_loses)
-          return fail("game record: the side to move resigned, so the result must be " +
-                      std::string(loser_loses == Outcome::kWhiteWins ? "1-0" : "0-1"));
-      }
-      if (t == Termination::kMoveLimit && r.result.outcome != Outcome::kDraw)
-        return fail("game record: a game stopped by the move limit is a draw");
-    }
+                  " contradicts the final position: " + *problem);
 
     const json& resign = j.at("resign");
     r.resign_disabled = resign.at("disabled").get<bool>();

@@ -14,6 +14,7 @@
 #include "chessrl/chess/rules.h"
 #include "chessrl/record/move_codec.h"
 #include "chessrl/record/policy_rule.h"
+#include "chessrl/record/result_rule.h"
 
 namespace chessrl::record {
 
@@ -175,68 +176,22 @@ std::optional<Rejection> check_policy(const v1::MoveTarget& t, const chess::Posi
   return std::nullopt;
 }
 
-// An ADJUDICATION must be what chess::move_limit_result gives self-play at
-// its move limit: a win for the side at least `threshold` pawns ahead in
-// chess::material_balance, with threshold >= 1 (self-play's
-// --adjudicate-material and --short-adjudicate-material; 0 turns adjudication
-// off). Replay does not know the threshold, so it holds every adjudication to
-// the least of them: the winner leads by at least kMinAdjudicationLead at the
-// final position. A draw, or a win for the side level or behind, is refused.
-// A MOVE_LIMIT draw is accepted at any material: with adjudication off every
-// game at the limit is a draw, whatever the lead (check_final_result).
-std::optional<Rejection> check_adjudication(const v1::Game& game, const chess::Position& pos) {
-  const std::string declared =
-      v1::Outcome_Name(game.outcome()) + " by " + v1::Termination_Name(game.termination());
-  const std::string where = at_ply(static_cast<std::size_t>(game.moves_size()));
-  if (game.outcome() == v1::DRAW)
-    return reject(RejectReason::kBadResult,
-                  where + "adjudication decides a game on material, so it needs a winner; the "
-                          "game says " + declared + " (a draw at the move limit is MOVE_LIMIT)");
-  const int white_lead = chess::material_balance(pos);
-  const int winner_lead = game.outcome() == v1::WHITE_WINS ? white_lead : -white_lead;
-  if (winner_lead < kMinAdjudicationLead)
-    return reject(RejectReason::kBadResult,
-                  where + "the game says " + declared + ", but the winner's material lead at " +
-                      "the final position is " + std::to_string(winner_lead) +
-                      " (adjudication needs at least " + std::to_string(kMinAdjudicationLead) +
-                      "): " + pos.fen());
-  return std::nullopt;
-}
-
+// The declared result against the final position: the one rule of
+// result_rule.h, which the trainer's --data reading applies too.
 std::optional<Rejection> check_final_result(const v1::Game& game, const chess::Position& pos) {
-  const std::size_t ply = static_cast<std::size_t>(game.moves_size());
-  const std::string declared =
+  // check_result_fields let through only outcomes and terminations the chess
+  // library names.
+  chess::GameResult declared;
+  declared.outcome = game.outcome() == v1::WHITE_WINS   ? chess::Outcome::kWhiteWins
+                     : game.outcome() == v1::BLACK_WINS ? chess::Outcome::kBlackWins
+                                                        : chess::Outcome::kDraw;
+  declared.reason = from_wire(game.termination()).value_or(Termination::kNone);
+  const std::string name =
       v1::Outcome_Name(game.outcome()) + " by " + v1::Termination_Name(game.termination());
-  const chess::GameResult by_rules = chess::game_result(pos);
-  if (by_rules.is_over()) {
-    if (from_wire(game.termination()) != by_rules.reason ||
-        to_wire(by_rules.outcome) != game.outcome())
-      return reject(RejectReason::kBadResult, at_ply(ply) + "the final position is " +
-                                                  by_rules.to_string() + ", the game says " +
-                                                  declared);
-    return std::nullopt;
-  }
-  switch (game.termination()) {
-    case v1::RESIGNATION:
-      if (game.outcome() == v1::DRAW)
-        return reject(RejectReason::kBadResult,
-                      at_ply(ply) + "a resigned game needs a winner, the game says " + declared);
-      return std::nullopt;
-    case v1::ADJUDICATION:
-      return check_adjudication(game, pos);
-    case v1::MOVE_LIMIT:
-      // chess::move_limit_result ends a game at the limit as a draw whenever
-      // it does not adjudicate it, and never otherwise.
-      if (game.outcome() != v1::DRAW)
-        return reject(RejectReason::kBadResult,
-                      at_ply(ply) + "a game stopped by the move limit is a draw, the game says " +
-                          declared + " (a win at the limit is ADJUDICATION)");
-      return std::nullopt;
-    default:
-      return reject(RejectReason::kBadResult, at_ply(ply) + "the game says " + declared +
-                                                  " but the rules do not end the final position " +
-                                                  pos.fen());
-  }
+  if (auto problem = result_problem(pos, declared, name))
+    return reject(RejectReason::kBadResult,
+                  at_ply(static_cast<std::size_t>(game.moves_size())) + *problem);
+  return std::nullopt;
 }
 
 // +1 when the side to move wins, -1 when it loses, 0 for a draw.
@@ -271,11 +226,9 @@ Validation validate_game(const v1::Game& game, const ValidationLimits& limits) {
   LegalMoves legal;
   for (int ply = 0; ply < plies; ++ply) {
     const auto uply = static_cast<std::size_t>(ply);
-    const chess::GameResult by_rules = chess::game_result(pos);
-    if (by_rules.is_over())
-      return reject(RejectReason::kBadResult, at_ply(uply) + "moves continue after " +
-                                                  chess::termination_name(by_rules.reason) +
-                                                  " at ply " + std::to_string(ply));
+    if (auto problem = move_after_end_problem(pos))
+      return reject(RejectReason::kBadResult,
+                    at_ply(uply) + *problem + " at ply " + std::to_string(ply));
     legal.generate(pos);
     const std::uint32_t code = game.moves(ply);
     const int index = legal.find(code);

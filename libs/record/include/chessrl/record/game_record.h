@@ -59,9 +59,11 @@ struct GameRecord {
 //  "resign":{"disabled":true,"would_ply":57,"would_side":"b"}}
 std::string to_json(const GameRecord& record);
 // Parses and checks a line written by to_json: the moves replay legally from
-// the start position, every policy move is legal where it is, each policy
-// sums to 1 (within 1e-3), and the result matches the final position when
-// the rules decide it. Errors name the field and the ply.
+// the start position and none follows the position where the rules ended the
+// game, every policy move is legal where it is, each policy sums to 1 (within
+// 1e-3), and the result obeys result_rule.h, the rule replay's validation
+// applies (so a record the trainer's --data reads is one replay accepts).
+// Errors name the field and the ply.
 Result<GameRecord> parse_record(std::string_view json);
 
 // The game as PGN (tags Event, Round = index + 1, Result, Termination, and the

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "chessrl/record/result_rule.h"
 #include "chessrl/v1/game.pb.h"
 
 namespace chessrl::record {
@@ -61,19 +62,13 @@ struct StoredGame {
 
 using Validation = std::variant<StoredGame, Rejection>;
 
-// The least material lead (pawns, chess::material_balance) for which
-// self-play can adjudicate a win at its move limit: its thresholds
-// (--adjudicate-material, --short-adjudicate-material) are at least 1 when on.
-inline constexpr int kMinAdjudicationLead = 1;
-
 // Replays `game` and checks everything listed in RejectReason; returns the
-// training positions or the first problem found. Rule-decided terminations
-// (checkmate, stalemate, fifty-move rule, threefold repetition, insufficient
-// material) must be what the final position shows, with the matching outcome;
-// a final position the rules do not end needs RESIGNATION (a decisive
-// outcome), ADJUDICATION (a win for the side at least kMinAdjudicationLead
-// pawns ahead there, as chess::move_limit_result decides) or MOVE_LIMIT (a
-// draw, at any material: with adjudication off every game at the limit is one).
+// training positions or the first problem found. The result obeys
+// result_rule.h (result_problem), as the trainer's --data records do: a
+// result the final position's rules decide must be that one; otherwise
+// RESIGNATION by the side to move, ADJUDICATION for the side at least
+// kMinAdjudicationLead pawns ahead, or a MOVE_LIMIT draw. No move may follow
+// the position where the rules ended the game.
 Validation validate_game(const v1::Game& game, const ValidationLimits& limits = {});
 
 }  // namespace chessrl::record
