@@ -15,6 +15,7 @@
 #include "chessrl/metrics/exposer.h"
 #include "chessrl/metrics/gpu_sampler.h"
 #include "chessrl/metrics/registry.h"
+#include "chessrl/runtime/service_process.h"
 #include "evaluator.h"
 #include "matches_view.h"
 
@@ -27,47 +28,21 @@ namespace ev = chessrl::evaluator_service;
 // How long a stop may take. A match in progress stops within a move, but a
 // registry call in flight (a model download, or a connection to a replay
 // service that is itself going away) can block for its whole deadline and its
-// retries. Past this bound the process exits at once: what it has written is
-// complete (state files are renamed into place), and the match in progress is
-// dropped either way. Under the chart's 30 s grace period.
+// retries. Past this bound the process exits at once (ServiceProcess::bound_stop):
+// what it has written is complete (state files are renamed into place), and
+// the match in progress is dropped either way. Under the chart's 30 s grace period.
 constexpr auto kStopBound = std::chrono::seconds(20);
 
-// Exits the process if run() has not returned kStopBound after a stop request.
-class StopWatchdog {
- public:
-  explicit StopWatchdog(const chessrl::StopSignals& signals)
-      : thread_([this, &signals] {
-          while (!signals.wait_for(std::chrono::milliseconds(200)))
-            if (done_.load()) return;
-          const auto until = std::chrono::steady_clock::now() + kStopBound;
-          while (std::chrono::steady_clock::now() < until) {
-            if (done_.load()) return;
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-          }
-          ev::log_to_stderr("still busy " + std::to_string(kStopBound.count()) +
-                            " s after the stop request (a registry call in flight): exiting "
-                            "now; nothing of a match in progress is written");
-          std::fflush(stderr);
-          std::_Exit(0);
-        }) {}
-  ~StopWatchdog() {
-    done_ = true;
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
-
-int run(ev::EvaluatorOptions options, chessrl::StopSignals& signals) {
-  const StopWatchdog watchdog(signals);
+int run(ev::EvaluatorOptions options, chessrl::runtime::ServiceProcess& process) {
+  const chessrl::StopSignals& signals = process.signals();
+  process.bound_stop(kStopBound, "a registry call in flight",
+                     "nothing of a match in progress is written");
   chessrl::metrics::Registry registry;
   chessrl::metrics::add_build_info(registry);
   auto evaluator = ev::Evaluator::create(std::move(options), registry);
   if (!evaluator.ok()) {
     ev::log_to_stderr(evaluator.error());
-    return 2;
+    return chessrl::runtime::kExitBadOptions;
   }
   ev::Evaluator& e = **evaluator;
   const std::string& listen = e.options().metrics_listen;
@@ -86,6 +61,12 @@ int run(ev::EvaluatorOptions options, chessrl::StopSignals& signals) {
     if (exposer->probe_port() != 0)
       ev::log_to_stderr("probes on port " + std::to_string(exposer->probe_port()));
   }
+  chessrl::runtime::ListeningPorts ports;
+  if (exposer) {
+    ports.emplace_back("metrics", exposer->port());
+    if (exposer->probe_port() != 0) ports.emplace_back("probe", exposer->probe_port());
+  }
+  process.ready(ports);
 
   if (e.options().once) {
     ev::Evaluation evaluation = e.evaluate_latest(signals.flag());
@@ -115,31 +96,27 @@ int run(ev::EvaluatorOptions options, chessrl::StopSignals& signals) {
 }  // namespace
 
 int evaluator_main(int argc, char** argv) {
-  chessrl::StopSignals signals(
-      "chessrl-evaluator", "stopping (a match in progress is dropped: nothing of it is written)");
+  chessrl::runtime::ServiceProcess process("chessrl-evaluator");
+  process.install_stop_signals("stopping (a match in progress is dropped: nothing of it is written)");
   CLI::App app{
       "chessrl-evaluator: plays each new model version against the best (promoting "
       "winners) and against fixed anchors; Elo to /metrics, games to PGN"};
   ev::EvaluatorOptions options;
   ev::add_options(app, options);
+  process.add_options(app);
   chessrl::config::finish(app);
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = process.parse(app, argc, argv)) return *status;
   if (auto valid = options.validate(); !valid.ok()) {
     ev::log_to_stderr(valid.error());
-    return 2;
+    return chessrl::runtime::kExitBadOptions;
   }
   if (auto security = chessrl::rpc::load_client_security(options.security_flags); security.ok()) {
     options.security = std::move(security).value();
   } else {
     ev::log_to_stderr(security.error());
-    return 2;
+    return chessrl::runtime::kExitBadOptions;
   }
-  try {
-    return run(std::move(options), signals);
-  } catch (const std::exception& e) {
-    ev::log_to_stderr(e.what());
-    return 1;
-  }
+  return process.run([&] { return run(std::move(options), process); });
 }
 
 }  // namespace chessrl::evaluator_service

@@ -1,6 +1,5 @@
 // chessrl-replay's entry point (services/replay/main.cpp calls it): the options, then the run.
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -18,6 +17,7 @@
 #include "chessrl/replay/sharded_store.h"
 #include "chessrl/replay_service/main.h"
 #include "chessrl/replay_service/replay_server.h"
+#include "chessrl/runtime/service_process.h"
 #include "chessrl/rpc/security_flags.h"
 #include "model_http.h"
 
@@ -259,19 +259,20 @@ std::vector<ShardAddress> shard_addresses(const Settings& s) {
                          port_text.find_first_not_of("0123456789") == std::string::npos;
     const int port = numeric ? std::stoi(port_text) : 0;
     if (colon == 0 || colon == std::string::npos || !numeric || port < 1 || port > 65535) {
-      throw chessrl::Error("--redis-shards: \"" + entry +
+      throw chessrl::runtime::BadOptions("--redis-shards: \"" + entry +
                            "\" is not host:port (with a port 1..65535)");
     }
     ShardAddress address{entry.substr(0, colon), port};
     for (const ShardAddress& seen : out) {
       if (seen.name() == address.name())
-        throw chessrl::Error("--redis-shards: " + address.name() +
+        throw chessrl::runtime::BadOptions("--redis-shards: " + address.name() +
                              " is given twice (each shard is a Redis of its own)");
     }
     out.push_back(std::move(address));
   }
   if (s.redis.window_positions < out.size()) {
-    throw chessrl::Error("--window-positions " + std::to_string(s.redis.window_positions) +
+    throw chessrl::runtime::BadOptions("--window-positions " +
+                                       std::to_string(s.redis.window_positions) +
                          " is smaller than the " + std::to_string(out.size()) +
                          " shards of --redis-shards: each shard needs a window");
   }
@@ -309,27 +310,23 @@ std::unique_ptr<chessrl::replay::ShardedReplayStore> make_sharded(
   return std::make_unique<chessrl::replay::ShardedReplayStore>(stores, names, std::move(options));
 }
 
-int serve(Settings& s) {
-  // Signals go to sigwait below, never to a gRPC or Redis thread.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
+// Options that cannot be served with (a combination, an empty name) throw
+// runtime::BadOptions (exit status 2); a Redis that is unfit returns 1.
+int serve(Settings& s, chessrl::runtime::ServiceProcess& process) {
   if (s.store != "redis" && (s.redis.ack_replicas > 0 || s.redis.ack_fsync)) {
-    throw chessrl::Error("--ack-replicas and --ack-fsync need --store redis (--store " + s.store +
+    throw chessrl::runtime::BadOptions("--ack-replicas and --ack-fsync need --store redis (--store " + s.store +
                          " keeps everything in this process, lost on exit)");
   }
   const bool models_http = !s.models_http_listen.empty() && s.models_http_listen != "off";
   if (s.models_http_public && !models_http)
-    throw chessrl::Error("--models-http-public needs --models-http-listen (the model URLs are off)");
+    throw chessrl::runtime::BadOptions(
+        "--models-http-public needs --models-http-listen (the model URLs are off)");
   if (s.store != "redis" && !s.redis_shards.empty()) {
-    throw chessrl::Error("--redis-shards needs --store redis (--store " + s.store +
+    throw chessrl::runtime::BadOptions("--redis-shards needs --store redis (--store " + s.store +
                          " keeps everything in this process)");
   }
   auto security = chessrl::rpc::load_server_security(s.security);
-  if (!security.ok()) throw chessrl::Error(security.error());
+  if (!security.ok()) throw chessrl::runtime::BadOptions(security.error());
   s.server.auth = std::move(security->auth);
   s.server.tls_cert_pem = std::move(security->tls_cert_pem);
   s.server.tls_key_pem = std::move(security->tls_key_pem);
@@ -345,7 +342,7 @@ int serve(Settings& s) {
   }
 
   for (const std::string& name : s.quarantine) {
-    if (name.empty()) throw chessrl::Error("--quarantine: an empty producer name");
+    if (name.empty()) throw chessrl::runtime::BadOptions("--quarantine: an empty producer name");
     s.server.replay.producers.quarantined.insert(name);
   }
   if (!s.quarantine.empty()) {
@@ -450,10 +447,15 @@ int serve(Settings& s) {
                static_cast<unsigned long long>(s.redis.window_positions),
                exposer ? ("on port " + std::to_string(exposer->port())).c_str() : "off");
 
-  int signal = 0;
-  sigwait(&signals, &signal);
-  std::fprintf(stderr, "chessrl-replay: %s, finishing calls in flight (up to %d s)\n",
-               signal == SIGTERM ? "SIGTERM" : "SIGINT", s.shutdown_grace_s);
+  chessrl::runtime::ListeningPorts ports = {{"grpc", server.port()}};
+  if (exposer) {
+    ports.emplace_back("metrics", exposer->port());
+    if (exposer->probe_port() != 0) ports.emplace_back("probe", exposer->probe_port());
+  }
+  if (model_http_server) ports.emplace_back("http", model_http_server->port());
+  process.ready(ports);
+
+  process.wait_for_stop();  // StopSignals logs "chessrl-replay: SIGTERM: finishing calls ..."
   server.shutdown(std::chrono::seconds(s.shutdown_grace_s));
   std::fprintf(stderr, "chessrl-replay: stopped\n");
   return 0;
@@ -466,17 +468,20 @@ int replay_main(int argc, char** argv) {
       "chessrl-replay: validated self-play games in a Redis window, uniform "
       "sampling, and the model registry (gRPC)"};
   Settings settings;
+  chessrl::runtime::ServiceProcess process("chessrl-replay");
   add_options(app, settings);
+  process.add_options(app);
   chessrl::config::finish(app);
   refuse_password_option(app);
-  CLI11_PARSE(app, argc, argv);
-  try {
+  if (auto status = process.parse(app, argc, argv)) return *status;
+  // Before any thread starts (parsing and the password file start none): the
+  // gRPC and Redis threads inherit the blocked signals.
+  process.install_stop_signals("finishing calls in flight (up to " +
+                               std::to_string(settings.shutdown_grace_s) + " s)");
+  return process.run([&] {
     read_password(settings);
-    return serve(settings);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "chessrl-replay: %s\n", e.what());
-    return 1;
-  }
+    return serve(settings, process);
+  });
 }
 
 }  // namespace chessrl::replay_service

@@ -7,6 +7,7 @@
 
 #include "chessrl/config/config.h"
 #include "chessrl/core/stop_signals.h"
+#include "chessrl/runtime/service_process.h"
 #include "selfplay_service.h"
 #include "selfplay_settings.h"
 
@@ -18,25 +19,27 @@ int selfplay_main(int argc, char** argv) {
       "chessrl-selfplay: self-play games with the newest model from the registry, pushed "
       "to the replay service"};
   service::Settings settings;
+  chessrl::runtime::ServiceProcess process("chessrl-selfplay");
   service::add_options(app, settings);
+  process.add_options(app);
   chessrl::config::finish(app);
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = process.parse(app, argc, argv)) return *status;
   if (auto resolved = service::resolve(settings, app); !resolved.ok()) {
-    std::fprintf(stderr, "chessrl-selfplay: %s\n", resolved.error().c_str());
-    return 2;
+    process.log(resolved.error());
+    return chessrl::runtime::kExitBadOptions;
   }
 
   // Before any thread starts (parsing starts none).
-  chessrl::StopSignals signals(
-      "chessrl-selfplay[" + settings.replica + "]",
+  process.set_program("chessrl-selfplay[" + settings.replica + "]");
+  const chessrl::StopSignals& signals = process.install_stop_signals(
       "stopping: abandoning the games in progress, pushing the finished ones");
-  try {
+  return process.run([&] {
     service::SelfplayService selfplay(settings, signals.flag());
+    selfplay.on_listening([&process](const chessrl::runtime::ListeningPorts& ports) {
+      process.ready(ports);
+    });
     return selfplay.run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "chessrl-selfplay[%s]: %s\n", settings.replica.c_str(), e.what());
-    return 1;
-  }
+  });
 }
 
 }  // namespace chessrl::selfplay_service

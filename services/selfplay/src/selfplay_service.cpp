@@ -325,6 +325,14 @@ int SelfplayService::run() {
     log("metrics on port " + std::to_string(exposer->port()));
     if (exposer->probe_port() != 0) log("probes on port " + std::to_string(exposer->probe_port()));
   }
+  if (on_listening_) {
+    runtime::ListeningPorts ports;
+    if (exposer) {
+      ports.emplace_back("metrics", exposer->port());
+      if (exposer->probe_port() != 0) ports.emplace_back("probe", exposer->probe_port());
+    }
+    on_listening_(ports);
+  }
 
   // The first model: pinned, the registry's latest, or a bootstrap.
   std::unique_ptr<runtime::ModelFollower> follower;

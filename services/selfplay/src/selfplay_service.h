@@ -9,11 +9,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
 #include "chessrl/chess/rules.h"
 #include "chessrl/metrics/registry.h"
+#include "chessrl/runtime/service_process.h"
 #include "game_pusher.h"
 #include "selfplay_settings.h"
 
@@ -73,9 +75,16 @@ class SelfplayService {
   // The port /metrics is served on once run() has started serving it; 0
   // before, or with --metrics-listen off. Any thread.
   int metrics_port() const { return metrics_port_.load(); }
+  // Called once by run(), on its thread, when every port it listens on is
+  // bound (before the first model): "metrics" and "probe" when they are on,
+  // none with --metrics-listen off. Set it before run().
+  void on_listening(std::function<void(const runtime::ListeningPorts&)> f) {
+    on_listening_ = std::move(f);
+  }
 
  private:
   Settings settings_;
+  std::function<void(const runtime::ListeningPorts&)> on_listening_;
   const std::atomic<bool>& stop_;
   std::string prefix_;
   std::atomic<int> metrics_port_{0};

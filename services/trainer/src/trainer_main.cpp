@@ -27,6 +27,7 @@
 #include "chessrl/nn/network_config.h"
 #include "chessrl/rpc/clients.h"
 #include "chessrl/rpc/security_flags.h"
+#include "chessrl/runtime/service_process.h"
 #include "chessrl/train/distributed.h"
 #include "chessrl/train/example.h"
 #include "chessrl/train/source.h"
@@ -291,8 +292,9 @@ chessrl::Result<void> resolve(Settings& s) {
   return {};
 }
 
-// `stop`: SIGTERM / SIGINT; train() stops at the next step.
-int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<bool>& stop) {
+// process.signals(): SIGTERM / SIGINT; train() stops at the next step.
+int run(Settings& s, train::DistributedConfig dist, chessrl::runtime::ServiceProcess& process) {
+  const std::atomic<bool>& stop = process.signals().flag();
   const int rank = dist.rank;
   auto log = [rank](const std::string& line) {
     std::fprintf(stderr, "chessrl-trainer[%d]: %s\n", rank, line.c_str());
@@ -312,6 +314,30 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
         registry, s.metrics_listen, [&progress] { return progress.stalled(); }, s.probe_listen);
     log("metrics on port " + std::to_string(exposer->port()));
     if (exposer->probe_port() != 0) log("probes on port " + std::to_string(exposer->probe_port()));
+  }
+  // The ready file: now, or, on rank 0 of several, once its rendezvous store
+  // listens (before it waits for the other ranks; again after a regroup). A
+  // file that cannot be written there stops the rank (exit status 1).
+  chessrl::runtime::ListeningPorts ports;
+  if (exposer) {
+    ports.emplace_back("metrics", exposer->port());
+    if (exposer->probe_port() != 0) ports.emplace_back("probe", exposer->probe_port());
+  }
+  std::atomic<bool> ready_failed{false};
+  if (rank == 0 && dist.world_size > 1) {
+    dist.on_listening = [&process, &ready_failed, ports, log](int port) {
+      chessrl::runtime::ListeningPorts with = ports;
+      with.emplace_back("rendezvous", port);
+      try {
+        process.ready(with);
+      } catch (const std::exception& e) {
+        log(std::string(e.what()) + ": stopping");
+        ready_failed = true;
+        process.signals().request();
+      }
+    };
+  } else {
+    process.ready(ports);
   }
 
   chessrl::rpc::ClientOptions client_options;
@@ -384,6 +410,7 @@ int run(Settings& s, const train::DistributedConfig& dist, const std::atomic<boo
   }
 
   auto summary = train::train(s.options, dist, *source, callbacks, stop);
+  if (ready_failed) return chessrl::runtime::kExitFailed;
   if (!summary.ok()) throw chessrl::Error(summary.error());
   const train::TrainSummary& r = *summary;
   char hash[24];
@@ -424,24 +451,25 @@ int trainer_main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   // Before any thread starts (see stop_signals.h): the trainer's, gRPC's and
   // the metrics server's threads inherit the blocked signals.
-  chessrl::StopSignals signals("chessrl-trainer",
-                               "stopping after this step (a checkpoint is written)");
+  chessrl::runtime::ServiceProcess process("chessrl-trainer");
+  process.install_stop_signals("stopping after this step (a checkpoint is written)");
   CLI::App app{"chessrl-trainer: data-parallel training on self-play positions from the replay "
                "service (or a fixed --data set); rank 0 checkpoints and publishes model versions"};
   Settings settings;
   add_options(app, settings);
+  process.add_options(app);
   chessrl::config::finish(app);
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = process.parse(app, argc, argv)) return *status;
 
   if (auto resolved = resolve(settings); !resolved.ok()) {
-    std::fprintf(stderr, "chessrl-trainer: %s\n", resolved.error().c_str());
-    return 2;
+    process.log(resolved.error());
+    return chessrl::runtime::kExitBadOptions;
   }
   auto dist = train::distributed_from_env(settings.distributed, train::process_env,
                                           train::local_hostname());
   if (!dist.ok()) {
-    std::fprintf(stderr, "chessrl-trainer: %s\n", dist.error().c_str());
-    return 2;
+    process.log(dist.error());
+    return chessrl::runtime::kExitBadOptions;
   }
   if (settings.print_rendezvous) {
     const nlohmann::json where = {
@@ -456,12 +484,7 @@ int trainer_main(int argc, char** argv) {
                 where.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
-  try {
-    return run(settings, *dist, signals.flag());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "chessrl-trainer: %s\n", e.what());
-    return 1;
-  }
+  return process.run([&] { return run(settings, *dist, process); });
 }
 
 }  // namespace chessrl::trainer_service

@@ -13,6 +13,7 @@
 #include "chessrl/metrics/exposer.h"
 #include "chessrl/metrics/http_client.h"
 #include "chessrl/metrics/registry.h"
+#include "chessrl/runtime/service_process.h"
 #include "chessrl/web_service/main.h"
 #include "resolve.h"
 #include "viewer_state.h"
@@ -123,7 +124,8 @@ PollRound poll_once(const WebOptions& o, WebMetrics& m) {
   return round;
 }
 
-int run(const WebOptions& o, StopSignals& signals) {
+int run(const WebOptions& o, runtime::ServiceProcess& process) {
+  const StopSignals& signals = process.signals();
   metrics::Registry registry;
   metrics::add_build_info(registry);
   WebMetrics m(registry);
@@ -166,6 +168,10 @@ int run(const WebOptions& o, StopSignals& signals) {
       (o.evaluator_endpoint.empty() ? "" : " and the evaluator at " + o.evaluator) + " every " +
       std::to_string(interval.count()) + " ms");
   if (server.probe_port() != 0) log("probes on port " + std::to_string(server.probe_port()));
+  // The page and /metrics share one listener.
+  runtime::ListeningPorts ports = {{"http", server.port()}, {"metrics", server.port()}};
+  if (server.probe_port() != 0) ports.emplace_back("probe", server.probe_port());
+  process.ready(ports);
 
   std::string last_problem;
   while (!signals.requested()) {
@@ -194,24 +200,21 @@ int run(const WebOptions& o, StopSignals& signals) {
 }  // namespace
 
 int web_main(int argc, char** argv) {
-  StopSignals signals("chessrl-web", "stopping");
+  runtime::ServiceProcess process("chessrl-web");
+  process.install_stop_signals("stopping");
   CLI::App app{
       "chessrl-web: the game viewer, a read-only web page of the live self-play games, the "
       "evaluator's matches and the Elo curve"};
   WebOptions options;
   add_options(app, options);
+  process.add_options(app);
   config::finish(app);
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = process.parse(app, argc, argv)) return *status;
   if (auto valid = options.validate(); !valid.ok()) {
     log(valid.error());
-    return 2;
+    return runtime::kExitBadOptions;
   }
-  try {
-    return run(options, signals);
-  } catch (const std::exception& e) {
-    log(e.what());
-    return 1;
-  }
+  return process.run([&] { return run(options, process); });
 }
 
 }  // namespace chessrl::web_service
