@@ -2,7 +2,7 @@
 // back from the line a child logs after binding port 0 (only the lines since
 // its start, the last such line), and pick_port() outside the kernel's
 // ephemeral range.
-#include "local/ports.h"
+#include "chessrl/harness/ports.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace chessrl::tool {
+namespace chessrl::harness {
 namespace {
 
 namespace fs = std::filesystem;
@@ -75,4 +75,4 @@ TEST(PickPort, StaysBelowTheEphemeralRange) {
 }
 
 }  // namespace
-}  // namespace chessrl::tool
+}  // namespace chessrl::harness

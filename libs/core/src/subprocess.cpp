@@ -251,6 +251,15 @@ bool Process::wait_for(std::chrono::milliseconds timeout) {
   return true;
 }
 
+int Process::wait() {
+  if (!exited()) {
+    while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+  return exit_code();
+}
+
 std::string Process::status() const {
   if (!reaped_) return "running";
   if (pid_ <= 0) return "not started";
@@ -350,6 +359,11 @@ void Subprocess::close_all() {
   process_ = Process();  // reaps it
   if (out_fd_ >= 0) ::close(out_fd_);
   out_fd_ = -1;
+}
+
+void Subprocess::close_stdin() {
+  if (in_fd_ >= 0) ::close(in_fd_);
+  in_fd_ = -1;
 }
 
 bool Subprocess::write_line(const std::string& line) {

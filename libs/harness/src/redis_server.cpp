@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,8 +21,6 @@
 #include "chessrl/core/error.h"
 #include "chessrl/core/files.h"
 #include "chessrl/core/subprocess.h"
-
-extern char** environ;
 
 namespace chessrl::harness {
 namespace {
@@ -46,12 +43,6 @@ std::string tail(const std::string& path, std::size_t max_bytes = 2000) {
   std::string text = buffer.str();
   if (text.size() > max_bytes) text = "..." + text.substr(text.size() - max_bytes);
   return text;
-}
-
-// Reaps `pid` if it has exited; true when it has.
-bool reap_if_exited(int pid) {
-  int status = 0;
-  return waitpid(pid, &status, WNOHANG) == pid;
 }
 
 // True when something accepts TCP connections on 127.0.0.1:`port` (checked
@@ -150,18 +141,7 @@ std::unique_ptr<RedisServer> RedisServer::start(Options options) {
 }
 
 RedisServer::~RedisServer() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (!reap_if_exited(pid_)) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill();
-        break;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    pid_ = -1;
-  }
+  process_.stop(5s);
   if (!dir_.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
@@ -184,34 +164,24 @@ bool RedisServer::launch(bool port_taken_ok) {
   if (!options_.password.empty()) text += "requirepass " + redis_quote(options_.password) + "\n";
   for (const std::string& line : options_.extra_config) text += line + "\n";
   write_private_file(conf, text).value_or_throw();
-  std::vector<std::string> args = {"redis-server", conf};
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  // posix_spawn, not fork: the test process may have threads.
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, "redis-server", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw Error(std::string("redis-server: ") + std::strerror(spawned));
-  pid_ = pid;
+  ProcessSpec spec;
+  spec.argv = {"redis-server", conf};
+  spec.output_path = output;
+  spec.null_stdin = true;
+  auto started = Process::start(spec);
+  if (!started.ok()) throw Error("redis-server: " + started.error());
+  process_ = std::move(started).value();
 
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   for (;;) {
-    if (reap_if_exited(pid_)) {
-      pid_ = -1;
+    if (process_.exited()) {
+      process_ = Process();
       const std::string said = tail(output) + "\n" + tail(log);
       if (port_taken_ok && said.find("Address already in use") != std::string::npos) return false;
       throw Error("redis-server on port " + std::to_string(port_) + " exited at start:\n" + said);
     }
     // Ours answering, not whatever else listens there: INFO names the pid.
-    if (port_accepts(port_) && serves_pid(cli({"INFO", "server"}), pid_)) return true;
+    if (port_accepts(port_) && serves_pid(cli({"INFO", "server"}), process_.pid())) return true;
     if (std::chrono::steady_clock::now() > deadline) {
       kill();
       throw Error("redis-server on port " + std::to_string(port_) +
@@ -222,16 +192,11 @@ bool RedisServer::launch(bool port_taken_ok) {
 }
 
 void RedisServer::kill() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  pid_ = -1;
+  process_ = Process();  // SIGKILL and reaped
 }
 
 void RedisServer::restart() {
-  if (pid_ > 0) kill();
+  if (running()) kill();
   (void)launch(/*port_taken_ok=*/false);  // throws unless up
 }
 

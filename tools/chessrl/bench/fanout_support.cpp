@@ -69,7 +69,7 @@ std::vector<std::string> Fleet::addresses() const {
 Fleet start_redis(const FanoutOptions& options) {
   Fleet fleet;
   fleet.binary = options.replay_binary.empty()
-                     ? find_service_binary("chessrl-replay", "").value_or_throw()
+                     ? harness::find_service_binary("chessrl-replay", "").value_or_throw()
                      : options.replay_binary;
   if (::access(fleet.binary.c_str(), X_OK) != 0)
     throw Error("bench fanout: --replay-binary " + fleet.binary + " is not an executable file");

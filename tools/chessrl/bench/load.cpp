@@ -34,8 +34,6 @@
 #include "chessrl/harness/synthetic_game.h"
 #include "chessrl/rpc/clients.h"
 #include "commands.h"
-#include "local/children.h"
-#include "local/ports.h"
 
 namespace chessrl::tool {
 namespace {
@@ -272,7 +270,7 @@ RunResult run_load(const LoadOptions& o, bool kill_redis, const std::vector<v1::
     for (auto& t : threads) t.join();
     for (auto& t : sampler_threads) t.join();
   };
-  std::unique_ptr<Child> restarted;  // destroyed (killed) before `redis` removes its directory
+  std::unique_ptr<Process> restarted;  // destroyed (killed) before `redis` removes its directory
   try {
     if (kill_redis) {
       sleep_until(o.seconds / 3);

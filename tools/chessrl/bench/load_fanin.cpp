@@ -366,13 +366,13 @@ int run_fanin_bench(const FanInOptions& o) {
           (unsigned long long)t.pushed(), t.buffered, (unsigned long long)t.shed);
       if (replay.child->exited())
         throw Error("bench load: chessrl-replay exited during the run (" + replay.child->status() +
-                    "):\n" + replay.child->log_tail(20));
+                    "):\n" + log_tail(replay.log_path, 20));
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   };
   const auto after = [&](double s) { return [&, s] { return seconds_since(start) >= s; }; };
 
-  std::unique_ptr<Child> restarted;
+  std::unique_ptr<Process> restarted;
   double capacity = 0, recovered_after = -1, overload_rss_peak_mib = 0;
   double overload_throughput = 0, half_load = 0;
   std::uint64_t shed_at_overload_end = 0;

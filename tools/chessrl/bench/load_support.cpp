@@ -33,19 +33,6 @@ return out
 )lua";
 constexpr std::size_t kHeader = 3;
 
-std::string log_tail(const std::string& path, std::size_t lines) {
-  std::ifstream log(path);
-  std::vector<std::string> last;
-  std::string line;
-  while (std::getline(log, line)) {
-    last.push_back(line);
-    if (last.size() > lines) last.erase(last.begin());
-  }
-  std::string tail;
-  for (const auto& l : last) tail += l + "\n";
-  return tail;
-}
-
 }  // namespace
 
 WindowScan scan_window(const harness::RedisServer& redis) {
@@ -72,21 +59,21 @@ WindowScan scan_window(const harness::RedisServer& redis) {
   return scan;
 }
 
-std::unique_ptr<Child> restart_redis(const harness::RedisServer& redis,
+std::unique_ptr<Process> restart_redis(const harness::RedisServer& redis,
                                      std::chrono::seconds patience) {
   auto program = find_program("redis-server");
   if (!program) throw Error("bench load: redis-server not found");
-  ChildSpec spec;
-  spec.name = "redis";
+  ProcessSpec spec;
   spec.argv = {*program, redis.dir() + "/redis.conf"};
-  spec.log_path = redis.dir() + "/restart.log";
-  auto child = Child::start(spec).value_or_throw();
+  spec.output_path = redis.dir() + "/restart.log";
+  spec.null_stdin = true;
+  auto child = std::make_unique<Process>(Process::start(spec).value_or_throw());
   const auto deadline = Clock::now() + patience;
   std::string answer;
   while (Clock::now() < deadline) {
     if (child->exited())
       throw Error("bench load: redis-server exited at restart (" + child->status() + "):\n" +
-                  child->log_tail(10));
+                  log_tail(spec.output_path, 10));
     try {
       answer = redis.cli({"PING"});
       if (answer == "PONG") return child;

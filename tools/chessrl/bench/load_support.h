@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "chessrl/harness/redis_server.h"
-#include "local/children.h"
+#include "chessrl/core/subprocess.h"
 
 namespace chessrl::tool {
 
@@ -33,7 +33,7 @@ WindowScan scan_window(const harness::RedisServer& redis);
 // directory, so it loads its AOF) after redis.kill(), and waits until it
 // answers PING, up to `patience` (loading a large AOF on a loaded machine takes
 // longer than RedisServer::restart waits). The child is killed when destroyed.
-std::unique_ptr<Child> restart_redis(const harness::RedisServer& redis,
+std::unique_ptr<Process> restart_redis(const harness::RedisServer& redis,
                                      std::chrono::seconds patience);
 
 // The `p` quantile (0..1) of `v` (sorted in place), nearest rank; 0 when empty.

@@ -19,8 +19,9 @@
 #include "chessrl/harness/redis_server.h"
 #include "chessrl/harness/synthetic_game.h"
 #include "chessrl/rpc/clients.h"
-#include "local/children.h"
-#include "local/ports.h"
+#include "chessrl/core/subprocess.h"
+#include "chessrl/harness/ports.h"
+#include "chessrl/harness/service_binary.h"
 
 namespace chessrl::tool {
 
@@ -39,7 +40,7 @@ inline std::unique_ptr<harness::RedisServer> start_bench_redis(const std::string
 // `listen` instead when given): gRPC (read from its log) and, unless
 // `metrics` is false, its metrics port.
 struct ReplayChild {
-  std::unique_ptr<Child> child;
+  std::unique_ptr<Process> child;
   int port = 0;
   int metrics_port = 0;  // 0: metrics off
   std::string log_path;
@@ -58,30 +59,30 @@ inline ReplayChild start_replay_program(
     const std::vector<std::string>& extra, bool metrics, const std::string& what,
     const std::vector<std::pair<std::string, std::string>>& env = {}, const std::string& token = "",
     const std::string& listen = "127.0.0.1:0") {
-  ChildSpec spec;
-  spec.name = "replay";
+  ProcessSpec spec;
   spec.argv = {program.binary, "--listen", listen, "--metrics-listen",
                metrics ? "127.0.0.1:0" : "off", "--redis-port", std::to_string(redis.port())};
   spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
   spec.env = {{"CHESSRL_REDIS_PASSWORD", redis.password()}};
   spec.env.insert(spec.env.end(), env.begin(), env.end());
-  spec.log_path =
+  spec.output_path =
       program.log_path.empty() ? redis.dir() + "/chessrl-replay.log" : program.log_path;
+  spec.null_stdin = true;
   ReplayChild out;
-  out.log_path = spec.log_path;
-  out.child = Child::start(spec).value_or_throw();
+  out.log_path = spec.output_path;
+  out.child = std::make_unique<Process>(Process::start(spec).value_or_throw());
   // It binds ports the kernel picks and names them in its log: no number
   // picked beforehand that another process could take first.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::optional<int> port;
-  while (!(port = logged_port(spec.log_path, 0, "serving gRPC on port "))) {
+  while (!(port = harness::logged_port(out.log_path, 0, "serving gRPC on port "))) {
     if (out.child->exited() || std::chrono::steady_clock::now() > deadline)
       throw Error(what + ": chessrl-replay did not say its port (" + out.child->status() +
-                  "); its log:\n" + out.child->log_tail(20));
+                  "); its log:\n" + log_tail(out.log_path, 20));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   out.port = *port;
-  if (metrics) out.metrics_port = logged_port(spec.log_path, 0, "metrics on port ").value_or(0);
+  if (metrics) out.metrics_port = harness::logged_port(out.log_path, 0, "metrics on port ").value_or(0);
   rpc::ClientOptions wait;
   wait.address = "127.0.0.1:" + std::to_string(out.port);
   wait.attempts = 40;
@@ -89,7 +90,7 @@ inline ReplayChild start_replay_program(
   wait.security.token = token;
   if (auto up = rpc::ReplayClient(wait).stats(); !up.ok())
     throw Error(what + ": chessrl-replay did not answer (" + up.error() + "); its log:\n" +
-                out.child->log_tail(20));
+                log_tail(out.log_path, 20));
   return out;
 }
 
@@ -100,7 +101,7 @@ inline ReplayChild start_replay_child(
     const std::vector<std::string>& extra, bool metrics, const std::string& what,
     const std::vector<std::pair<std::string, std::string>>& env = {}, const std::string& token = "",
     const std::string& listen = "127.0.0.1:0") {
-  return start_replay_program({find_service_binary("chessrl-replay", bin_dir).value_or_throw(), ""},
+  return start_replay_program({harness::find_service_binary("chessrl-replay", bin_dir).value_or_throw(), ""},
                               redis, extra, metrics, what, env, token, listen);
 }
 

@@ -14,6 +14,11 @@
 // chessrl-replay is started, and SIGTERM goes at once. The times come from
 // the log's lines as they appear: SIGTERM to "stopping:" (the games in
 // progress abandoned), to "done:" (the flush over), to the exit.
+//
+// The bench checks what it times: it exits non-zero, saying FAILED, when a
+// stop did not end with chessrl-selfplay's exit status 0 and no game lost.
+// --sabotage sends SIGKILL instead of SIGTERM, so that the check's own test
+// (tests/tools/CMakeLists.txt) sees it fail.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -34,12 +39,19 @@
 #include "bench/replay_shared.h"
 #include "bench/util.h"
 #include "chessrl/core/error.h"
+#include "chessrl/core/subprocess.h"
+#include "chessrl/harness/ports.h"
+#include "chessrl/harness/service_binary.h"
 #include "commands.h"
-#include "local/children.h"
-#include "local/ports.h"
 
 namespace chessrl::tool {
 namespace {
+
+using harness::find_service_binary;
+using harness::log_since;
+using harness::log_size;
+using harness::logged_port;
+using harness::pick_port;
 
 constexpr const char* kWhat = "bench selfplay-stop";
 
@@ -57,6 +69,7 @@ struct StopBenchOptions {
   std::vector<std::string> selfplay_args;  // more chessrl-selfplay options
   double fill_timeout = 1800;
   std::string bin_dir;
+  bool sabotage = false;  // SIGKILL instead of SIGTERM: the check must fail
 };
 
 // The whole HTTP response to GET `path` on 127.0.0.1:port; "" when nothing answers.
@@ -98,15 +111,14 @@ long number_before(const std::string& text, const std::string& suffix) {
 }
 
 struct SelfplayChild {
-  std::unique_ptr<Child> child;
+  std::unique_ptr<Process> child;
   int metrics_port = 0;
   std::string log_path;
 };
 
 SelfplayChild start_selfplay(const StopBenchOptions& o, int replay_port, const std::string& dir,
                              const std::string& replica) {
-  ChildSpec spec;
-  spec.name = replica;
+  ProcessSpec spec;
   const std::vector<std::pair<std::string, std::string>> options = {
       {"--replay", "127.0.0.1:" + std::to_string(replay_port)},
       {"--replica", replica},
@@ -130,16 +142,17 @@ SelfplayChild start_selfplay(const StopBenchOptions& o, int replay_port, const s
     spec.argv.insert(spec.argv.end(), {"--buffer-games", std::to_string(o.buffer_games)});
   }
   spec.argv.insert(spec.argv.end(), o.selfplay_args.begin(), o.selfplay_args.end());
-  spec.log_path = dir + "/" + replica + ".log";
+  spec.output_path = dir + "/" + replica + ".log";
+  spec.null_stdin = true;
   SelfplayChild out;
-  out.log_path = spec.log_path;
-  out.child = Child::start(spec).value_or_throw();
+  out.log_path = spec.output_path;
+  out.child = std::make_unique<Process>(Process::start(spec).value_or_throw());
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   std::optional<int> port;
-  while (!(port = logged_port(spec.log_path, 0, "metrics on port "))) {
+  while (!(port = logged_port(out.log_path, 0, "metrics on port "))) {
     if (out.child->exited() || Clock::now() > deadline)
       throw Error(std::string(kWhat) + ": chessrl-selfplay did not say its metrics port (" +
-                  out.child->status() + "); its log:\n" + out.child->log_tail(20));
+                  out.child->status() + "); its log:\n" + log_tail(out.log_path, 20));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   out.metrics_port = *port;
@@ -157,12 +170,26 @@ struct StopRun {
   // "pushing the N buffered games": play torn down, the flush begins (none when empty).
   double to_stopping = NAN, to_pushing = NAN, to_done = NAN, to_exit = NAN;
   std::string exit_status;
+  bool clean_exit = false;  // exit status 0
 };
 
-void stop_and_time(SelfplayChild& selfplay, double limit_s, StopRun& run) {
+// What a stop should have been: exit status 0 and every game pushed (the
+// "done:" line says 0 could not be pushed). "" when it was; else why not.
+std::string stop_problem(const StopRun& r) {
+  if (!r.clean_exit) return "chessrl-selfplay's " + r.exit_status + ", not exit status 0";
+  if (r.lost < 0) return "no \"done:\" line in chessrl-selfplay's log";
+  if (r.lost > 0) return std::to_string(r.lost) + " games lost";
+  return "";
+}
+
+void stop_and_time(SelfplayChild& selfplay, double limit_s, bool sabotage, StopRun& run) {
   const std::uintmax_t from = log_size(selfplay.log_path);
   const auto start = Clock::now();
-  selfplay.child->terminate();
+  if (sabotage) {
+    selfplay.child->kill();
+  } else {
+    selfplay.child->terminate();
+  }
   while (!selfplay.child->exited()) {
     const std::string text = log_since(selfplay.log_path, from);
     if (std::isnan(run.to_stopping) &&
@@ -176,12 +203,13 @@ void stop_and_time(SelfplayChild& selfplay, double limit_s, StopRun& run) {
       selfplay.child->kill();
       throw Error(std::string(kWhat) + ": chessrl-selfplay still running " +
                   std::to_string(int(limit_s)) + " s after SIGTERM; its log:\n" +
-                  selfplay.child->log_tail(20));
+                  log_tail(selfplay.log_path, 20));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   run.to_exit = seconds_since(start);
   run.exit_status = selfplay.child->status();
+  run.clean_exit = selfplay.child->clean_exit();
   const std::string text = log_since(selfplay.log_path, from);
   run.buffered = std::max(0L, number_before(text, " buffered games (up to"));
   run.pushed = number_before(text, " pushed, ");
@@ -239,7 +267,7 @@ StopRun run_full(const StopBenchOptions& o, int index, ProgressLine& progress) {
     }
     if (selfplay.child->exited())
       throw Error(std::string(kWhat) + ": chessrl-selfplay exited (" + selfplay.child->status() +
-                  "); its log:\n" + selfplay.child->log_tail(20));
+                  "); its log:\n" + log_tail(selfplay.log_path, 20));
     if (seconds_since(start) > o.fill_timeout)
       throw Error(std::string(kWhat) + ": the buffer did not fill within --fill-timeout");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -258,7 +286,7 @@ StopRun run_full(const StopBenchOptions& o, int index, ProgressLine& progress) {
     replay = start_replay_child(*redis, o.bin_dir, {}, true, kWhat, {}, "",
                                 "127.0.0.1:" + std::to_string(replay_port));
   }
-  stop_and_time(selfplay, o.flush_timeout + 120.0, run);
+  stop_and_time(selfplay, o.flush_timeout + 120.0, o.sabotage, run);
   read_positions(replay, run);
   replay.child->stop(std::chrono::seconds(10));
   std::error_code ignored;
@@ -287,14 +315,14 @@ StopRun run_empty(const StopBenchOptions& o, int index, ProgressLine& progress) 
     }
     if (selfplay.child->exited())
       throw Error(std::string(kWhat) + ": chessrl-selfplay exited (" + selfplay.child->status() +
-                  "); its log:\n" + selfplay.child->log_tail(20));
+                  "); its log:\n" + log_tail(selfplay.log_path, 20));
     if (seconds_since(start) > o.fill_timeout)
       throw Error(std::string(kWhat) + ": fewer than " + std::to_string(int(warm_games)) +
                   " games pushed within --fill-timeout");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   progress.clear();
-  stop_and_time(selfplay, o.flush_timeout + 120.0, run);
+  stop_and_time(selfplay, o.flush_timeout + 120.0, o.sabotage, run);
   read_positions(replay, run);
   replay.child->stop(std::chrono::seconds(10));
   std::error_code ignored;
@@ -360,7 +388,8 @@ void print_summary(const char* scenario, const std::vector<StopRun>& runs) {
       seconds_text(hi).c_str(), rate.c_str());
 }
 
-void run_stop_bench(const StopBenchOptions& o) {
+// Prints the table; false when a stop was not clean (stop_problem), each named.
+bool run_stop_bench(const StopBenchOptions& o) {
   std::printf(
       "chessrl bench selfplay-stop: chessrl-selfplay (%s network, %d/%d visits, %d games "
       "at once, %d search threads) pushing to chessrl-replay over a private redis-server "
@@ -399,6 +428,23 @@ void run_stop_bench(const StopBenchOptions& o) {
       "| ---: |\n");
   if (!full.empty()) print_summary("full", full);
   if (!empty.empty()) print_summary("empty", empty);
+
+  std::vector<std::string> problems;
+  const auto check = [&](const char* scenario, const std::vector<StopRun>& runs) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (const std::string why = stop_problem(runs[i]); !why.empty())
+        problems.push_back(std::string(scenario) + " run " + std::to_string(i + 1) + ": " + why);
+    }
+  };
+  check("full", full);
+  check("empty", empty);
+  std::printf("\n");
+  for (const std::string& why : problems) std::printf("%s\n", why.c_str());
+  std::printf("%s\n", problems.empty()
+                          ? "OK: every stop exited with status 0 and lost no game"
+                          : "FAILED: a stop was not clean (see above)");
+  std::fflush(stdout);
+  return problems.empty();
 }
 
 }  // namespace
@@ -443,7 +489,12 @@ void add_bench_selfplay_stop_command(CLI::App& bench) {
   cmd->add_option("--bin-dir", o->bin_dir,
                   "where chessrl-selfplay and chessrl-replay are (default: beside this "
                   "executable, the build tree, PATH)");
-  cmd->callback([o] { run_stop_bench(*o); });
+  cmd->add_flag("--sabotage", o->sabotage,
+                "stop with SIGKILL instead of SIGTERM: the check's own test (the bench must "
+                "say FAILED and exit 1)");
+  cmd->callback([o] {
+    if (!run_stop_bench(*o)) throw Error(std::string(kWhat) + ": a stop was not clean");
+  });
 }
 
 }  // namespace chessrl::tool

@@ -4,10 +4,6 @@
 // rerun, so it can follow a run as it goes on), and gnuplot draws Elo against
 // training steps and against minutes of training (OUT/curve.png). Self-play's
 // per-version statistics, when the run wrote them, go to OUT/versions.tsv.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -31,8 +27,6 @@
 #include "commands.h"
 #include "curve/curve.h"
 #include "match/players.h"
-
-extern char** environ;
 
 namespace chessrl::tool {
 namespace {
@@ -121,24 +115,20 @@ std::string elo_text(const curve::CurveRow& r) {
 // `program args...` with inherited stdout and stderr; its exit status, or -1
 // when it could not be started.
 int run_program(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  if (::posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  ProcessSpec spec;
+  spec.argv = argv;
+  auto process = Process::start(spec);
+  return process.ok() ? process->wait() : -1;
 }
 
 // pngcairo draws smoother lines and text; gnuplot lists the terminals it was built with.
 std::string png_terminal(const std::string& gnuplot) {
   std::string listing;
-  if (FILE* pipe = ::popen(("'" + gnuplot + "' -e 'set terminal' 2>&1 </dev/null").c_str(), "r")) {
-    char buffer[4096];
-    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) listing.append(buffer, n);
-    ::pclose(pipe);
+  ProcessSpec spec;
+  spec.argv = {gnuplot, "-e", "set terminal"};
+  if (auto child = Subprocess::start(spec, /*merge_stderr=*/true); child.ok()) {
+    child->close_stdin();  // gnuplot reads commands from stdin after -e
+    while (auto line = child->read_line(std::chrono::seconds(10))) listing += *line + "\n";
   }
   return listing.find("pngcairo") != std::string::npos ? "pngcairo" : "png";
 }
@@ -380,7 +370,7 @@ void add_curve_command(CLI::App& app) {
   cmd->add_option("--max-plies", o->max_plies, "Plies after which a game is a draw")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Games played at once")
+  cmd->add_option("--concurrent,--threads", o->threads, "Games played at once, each on a thread")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the openings and the players' random choices")

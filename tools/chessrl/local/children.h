@@ -1,8 +1,9 @@
-// The child processes of `chessrl local`: each runs in its own process group
-// (so a terminal's Ctrl-C reaches only `chessrl local`, which then stops them
-// in order), with stdout and stderr appended to its log file, stdin from
-// /dev/null, and SIGTERM from the kernel if `chessrl local` dies. Not
-// thread-safe; one supervising thread.
+// The child processes of `chessrl local`: core's Process (the one spawner)
+// with a name and a log. Each runs in its own process group (so a terminal's
+// Ctrl-C reaches only `chessrl local`, which then stops them in order), with
+// stdout and stderr appended to its log file, stdin from /dev/null, and
+// SIGTERM from the kernel if `chessrl local` dies. Not thread-safe; one
+// supervising thread (the Supervisor restarts them).
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "chessrl/core/subprocess.h"
 
 namespace chessrl::tool {
 
@@ -25,46 +27,33 @@ struct ChildSpec {
 
 class Child {
  public:
-  // Fails, naming the program, when it cannot be started (not executable,
-  // log file not writable).
+  // Fails, naming the child and the program, when it cannot be started (not
+  // executable, log file not writable).
   static Result<std::unique_ptr<Child>> start(const ChildSpec& spec);
-  ~Child();  // a child still running is killed (SIGKILL) and reaped
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
+  // A child still running is killed (SIGKILL) and reaped.
 
   const std::string& name() const { return spec_.name; }
   const ChildSpec& spec() const { return spec_; }
-  int pid() const { return pid_; }
+  int pid() const { return process_.pid(); }
 
   // Reaps the child if it has exited; true once it has.
-  bool exited();
+  bool exited() { return process_.exited(); }
   // "exit status 1", "killed by SIGKILL", or "running".
-  std::string status() const;
-  bool clean_exit() const;  // exited with status 0
+  std::string status() const { return process_.status(); }
+  bool clean_exit() const { return process_.clean_exit(); }
 
-  // Sends SIGTERM (if it is still running) and returns.
-  void terminate();
-  // Sends SIGKILL (if it is still running) and returns.
-  void kill();
+  void terminate() { process_.terminate(); }  // SIGTERM if still running
+  void kill() { process_.kill(); }            // SIGKILL if still running
   // SIGTERM, then up to `grace` for it to exit, then SIGKILL. True when it
   // exited by itself within the grace period.
-  bool stop(std::chrono::milliseconds grace);
+  bool stop(std::chrono::milliseconds grace) { return process_.stop(grace); }
   // The last `lines` lines of its log.
-  std::string log_tail(int lines) const;
+  std::string log_tail(int lines) const { return chessrl::log_tail(spec_.log_path, lines); }
 
  private:
-  explicit Child(ChildSpec spec) : spec_(std::move(spec)) {}
+  Child(ChildSpec spec, Process process) : spec_(std::move(spec)), process_(std::move(process)) {}
   ChildSpec spec_;
-  int pid_ = -1;
-  bool reaped_ = false;
-  int wait_status_ = 0;
+  Process process_;
 };
-
-// The directory of the running executable (/proc/self/exe).
-std::string executable_dir();
-// Where a chess-rl binary (chessrl-replay, ...) is: `bin_dir` when given,
-// else next to this executable, else in the build tree beside it
-// (<exe dir>/../../services/<short name>/), else PATH. Errors say where it looked.
-Result<std::string> find_service_binary(const std::string& name, const std::string& bin_dir);
 
 }  // namespace chessrl::tool

@@ -34,7 +34,9 @@
 #include "chessrl/core/files.h"
 #include "chessrl/core/stop_signals.h"
 #include "chessrl/core/subprocess.h"
+#include "chessrl/harness/ports.h"
 #include "chessrl/harness/redis_server.h"
+#include "chessrl/harness/service_binary.h"
 #include "chessrl/metrics/exposer.h"
 #include "chessrl/metrics/registry.h"
 #include "commands.h"
@@ -42,7 +44,6 @@
 #include "local/defaults.h"
 #include "local/devices.h"
 #include "local/options.h"
-#include "local/ports.h"
 #include "local/settings.h"
 #include "local/status.h"
 #include "local/supervisor.h"
@@ -52,6 +53,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using harness::find_service_binary;
+using harness::log_since;
+using harness::log_size;
+using harness::logged_port;
+using harness::pick_port;
+using harness::with_port;
 
 // `argv`, then `more`, then the words of `extra`.
 std::vector<std::string> with_words(std::vector<std::string> argv,

@@ -55,6 +55,8 @@ class Process {
   bool exited();
   // Waits up to `timeout` for it to exit; true once it has.
   bool wait_for(std::chrono::milliseconds timeout);
+  // Waits until it exits; its exit_code().
+  int wait();
   // "exit status 1", "killed by SIGKILL", or "running".
   std::string status() const;
   bool clean_exit() const;  // exited with status 0
@@ -103,6 +105,8 @@ class Subprocess {
 
   // Writes `line` and a newline. False when the child has closed its stdin.
   bool write_line(const std::string& line);
+  // Closes the child's stdin: it reads end of input.
+  void close_stdin();
   // The next line of output without its newline; nullopt on end of output or
   // when `timeout` passes first.
   std::optional<std::string> read_line(std::chrono::milliseconds timeout);

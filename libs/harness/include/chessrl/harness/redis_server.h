@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "chessrl/core/subprocess.h"
+
 namespace chessrl::harness {
 
 class RedisServer {
@@ -41,7 +43,7 @@ class RedisServer {
   int port() const { return port_; }
   const std::string& password() const { return options_.password; }
   const std::string& dir() const { return dir_; }
-  bool running() const { return pid_ > 0; }
+  bool running() const { return process_.pid() > 0; }
 
   // SIGKILL, as a crash; waits for the process to be gone.
   void kill();
@@ -60,7 +62,7 @@ class RedisServer {
   bool launch(bool port_taken_ok);
   Options options_;
   int port_ = 0;
-  int pid_ = -1;
+  Process process_;  // pid -1 when not running
   std::string dir_;
 };
 

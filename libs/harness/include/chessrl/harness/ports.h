@@ -3,7 +3,7 @@
 // gRPC on port N", "metrics on port N"); these read it back. For the servers
 // that cannot say (redis-server), pick_port() picks a
 // number to try, and the caller starts again on another one on a collision.
-// Used by `chessrl local` and `chessrl bench load`.
+// Used by `chessrl local` and the benches that start services.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace chessrl::tool {
+namespace chessrl::harness {
 
 // The size of the file at `path` now, 0 when there is none: where the lines of
 // a start about to begin will be in a log that earlier starts appended to.
@@ -39,4 +39,4 @@ int pick_port();
 std::vector<std::string> with_port(std::vector<std::string> argv, const std::string& flag,
                                    int port);
 
-}  // namespace chessrl::tool
+}  // namespace chessrl::harness

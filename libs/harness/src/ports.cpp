@@ -1,4 +1,4 @@
-#include "local/ports.h"
+#include "chessrl/harness/ports.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include <random>
 #include <system_error>
 
-namespace chessrl::tool {
+namespace chessrl::harness {
 
 std::uintmax_t log_size(const std::string& path) {
   std::error_code error;
@@ -55,4 +55,4 @@ std::vector<std::string> with_port(std::vector<std::string> argv, const std::str
   return argv;
 }
 
-}  // namespace chessrl::tool
+}  // namespace chessrl::harness
