@@ -141,7 +141,9 @@ TEST_F(FakeEngines, SilentEngineTimesOutIsKilledAndRestarts) {
   EXPECT_NE(m.error().find("engine fake did not answer 'go movetime 50' within"), std::string::npos)
       << m.error();
   EXPECT_GE(waited, 0.3);  // movetime 50 ms + grace 300 ms
-  EXPECT_LT(waited, 1.2);  // killed at the deadline, not after Subprocess's 1 s wait
+  // Killed at the deadline (0.35 s), not after Subprocess's 1 s wait (1.35 s):
+  // timing is the point, so this test runs alone (RUN_SERIAL, CMakeLists.txt).
+  EXPECT_LT(waited, 1.2);
   // The engine is gone: moving fails at once, and new_game starts a fresh one.
   auto again = (*player)->choose(start_state());
   ASSERT_FALSE(again.ok());
@@ -153,14 +155,14 @@ TEST_F(FakeEngines, SilentEngineTimesOutIsKilledAndRestarts) {
 
 TEST_F(FakeEngines, CrashIsNoticedAtOnce) {
   auto o = options(engine("crash", "exit 3"));
-  o.move_grace = milliseconds(5000);
+  o.move_grace = milliseconds(60'000);
   auto player = make_uci_player(o);
   ASSERT_TRUE(player.ok()) << player.error();
   const auto t0 = Clock::now();
   auto m = (*player)->choose(start_state());
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().find("engine fake exited"), std::string::npos) << m.error();
-  EXPECT_LT(seconds_since(t0), 2.0);  // long before the 5 s deadline
+  EXPECT_LT(seconds_since(t0), 20.0);  // long before the 60 s deadline, on a busy machine too
   ASSERT_TRUE((*player)->new_game().ok());
   EXPECT_EQ(starts("crash"), 2);
 }
@@ -188,7 +190,7 @@ TEST_F(FakeEngines, HandshakeFailures) {
   ASSERT_FALSE(mute.ok());
   EXPECT_NE(mute.error().find("engine fake did not answer 'uci' within"), std::string::npos)
       << mute.error();
-  EXPECT_LT(seconds_since(t0), 1.5);
+  EXPECT_LT(seconds_since(t0), 10.0);  // the 300 ms timeout ended it: a mute engine never answers
 
   auto gone = make_uci_player(options(dir_ + "/no-such-engine"));
   ASSERT_FALSE(gone.ok());

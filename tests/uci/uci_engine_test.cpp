@@ -308,7 +308,9 @@ TEST(UciEngine, MovetimeEndsByItself) {
 TEST(UciEngine, InfoLinesComeAboutOnceASecond) {
   Harness h;
   h.send("position startpos");
-  h.send("go movetime 1300");
+  // 1.5 s: half a second from either edge (the first info at 1 s, a second one
+  // due at 2 s), so a thread held up by a busy machine still prints exactly two.
+  h.send("go movetime 1500");
   h.engine->wait();
   const auto infos = search_infos(h.lines());
   ASSERT_EQ(infos.size(), 2u);  // one after a second, one at the end
