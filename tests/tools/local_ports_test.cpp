@@ -53,6 +53,25 @@ TEST_F(LocalPortsTest, ReadsBothPortsOfTheReplayLine) {
   EXPECT_EQ(logged_port(log_, 0, "metrics on port "), 41001);
 }
 
+// The ready file a service writes once it listens (libs/runtime's
+// write_ready_file): read whole, or not at all.
+TEST_F(LocalPortsTest, ReadsTheReadyFileOnlyWhenItIsWhole) {
+  EXPECT_FALSE(read_ready_file(log_)) << "no file yet";
+  append(R"({"pid": 1234, "ports": {"grpc": 41000, "met)");
+  EXPECT_FALSE(read_ready_file(log_)) << "not JSON";
+  fs::remove(log_);
+  append(R"({"pid": 1234})");
+  EXPECT_FALSE(read_ready_file(log_)) << "no ports";
+  fs::remove(log_);
+  append(R"({"pid": 1234, "ports": {"grpc": 41000, "metrics": 41001}})" "\n");
+  const auto ready = read_ready_file(log_);
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->pid, 1234);
+  EXPECT_EQ(ready->port("grpc"), 41000);
+  EXPECT_EQ(ready->port("metrics"), 41001);
+  EXPECT_EQ(ready->port("http"), 0) << "a port it does not have";
+}
+
 TEST(WithPort, SetsTheAddressAfterTheFlagInBothSpellings) {
   const std::vector<std::string> argv = {"chessrl-replay", "--listen", "127.0.0.1:0",
                                          "--metrics-listen", "127.0.0.1:0"};

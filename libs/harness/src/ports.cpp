@@ -4,10 +4,27 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <system_error>
 
 namespace chessrl::harness {
+
+std::optional<ReadyFile> read_ready_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("pid") || !j["pid"].is_number_integer() ||
+      !j.contains("ports") || !j["ports"].is_object())
+    return std::nullopt;
+  ReadyFile ready;
+  ready.pid = j["pid"].get<int>();
+  for (const auto& [name, port] : j["ports"].items()) {
+    if (!port.is_number_integer()) return std::nullopt;
+    ready.ports[name] = port.get<int>();
+  }
+  return ready;
+}
 
 std::uintmax_t log_size(const std::string& path) {
   std::error_code error;

@@ -1,17 +1,35 @@
-// Ports of child processes without bind-close-reuse: a child told to listen on
-// port 0 binds a port the kernel picks and says which in its log ("serving
-// gRPC on port N", "metrics on port N"); these read it back. For the servers
-// that cannot say (redis-server), pick_port() picks a
-// number to try, and the caller starts again on another one on a collision.
-// Used by `chessrl local` and the benches that start services.
+// Ports of child processes without bind-close-reuse. A chess-rl service told
+// to listen on port 0 binds a port the kernel picks and names it in its ready
+// file (--ready-file; libs/runtime's service_process.h): read_ready_file()
+// reads it back. Other programs (Prometheus) say it only in their log:
+// logged_port(). For the servers that cannot say (redis-server), pick_port()
+// picks a number to try, and the caller starts again on another one on a
+// collision. Used by `chessrl local` and the benches that start services.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace chessrl::harness {
+
+// A service's ready file: {"pid": N, "ports": {"grpc": P, "metrics": P, ...}}.
+struct ReadyFile {
+  int pid = 0;
+  std::map<std::string, int> ports;  // "grpc", "metrics", "http", "probe", "rendezvous"
+  // The port named `name`; 0 when the file has none.
+  int port(const std::string& name) const {
+    const auto it = ports.find(name);
+    return it == ports.end() ? 0 : it->second;
+  }
+};
+
+// The ready file at `path`; nullopt while there is none (it is written whole
+// and renamed into place, so a file that is there is complete) or when it is
+// not such a JSON object.
+std::optional<ReadyFile> read_ready_file(const std::string& path);
 
 // The size of the file at `path` now, 0 when there is none: where the lines of
 // a start about to begin will be in a log that earlier starts appended to.
