@@ -122,8 +122,16 @@ std::string env_name(const std::string& long_name) {
 
 void finish(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
-    if (opt->get_lnames().empty() || opt->get_lnames().front() == "help") continue;
-    opt->envname(env_name(opt->get_lnames().front()));
+    const std::vector<std::string>& names = opt->get_lnames();
+    if (names.empty() || names.front() == "help") continue;
+    // An option with an old name beside its own (--search-threads,--threads)
+    // reads the old name's variable when its own is not set.
+    std::string name = names.front();
+    for (const std::string& alias : names) {
+      if (env_set(name)) break;
+      if (env_set(alias)) name = alias;
+    }
+    opt->envname(env_name(name));
   }
   app.set_config("--config", "", "YAML file of option values (keys are the long option names)");
   app.config_formatter(std::make_shared<YamlConfig>());

@@ -5,7 +5,9 @@
 // beats the default. A key the program does not know, or a value its option
 // does not accept, stops start-up with a message naming it. Nested YAML maps
 // are flattened with '-' ({redis: {host: h}} is redis-host), so a file can be
-// grouped by component.
+// grouped by component. An option with a second long name (an old name kept
+// as an alias) answers to both names' variables and keys; its own name's
+// variable wins when both are set.
 #pragma once
 
 #include <string>
