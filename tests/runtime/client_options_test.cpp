@@ -1,6 +1,8 @@
 // The registry/replay-client option group (runtime/client_options.h), and how
 // an option that kept its old name as an alias reads CHESSRL_* variables
 // (config::finish): the chart and scripts that pass the old name still work.
+#include "chessrl/runtime/client_options.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "chessrl/config/config.h"
-#include "chessrl/runtime/client_options.h"
 #include "chessrl/runtime/options.h"
 
 namespace chessrl::runtime {

@@ -1,13 +1,13 @@
 // The option groups of libs/runtime (options.h): each declares its flags with
 // their defaults, parses them, refuses a bad value naming the flag, and turns
 // its values into what the binaries use (a backend's options, a filled layout).
+#include "chessrl/runtime/options.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "chessrl/runtime/options.h"
 
 namespace chessrl::runtime {
 namespace {

@@ -18,17 +18,7 @@ void BackendSetup::add_options(CLI::App& app, const std::string& default_backend
                  "A fresh network when there is no --model: BLOCKSxFILTERS, then any of -seR, "
                  "-gpN, -feat, -reply, -mlh (docs/nn.md)")
       ->capture_default_str();
-  app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--precision", precision, "fp32, fp16 or bf16 (fp16/bf16 need CUDA)")
-      ->capture_default_str();
-  app.add_option("--nn-threads", threads,
-                 "LibTorch CPU threads per forward pass (0: the cores over the evaluator workers)")
-      ->check(CLI::Range(0, 1024));
-  app.add_option("--max-model-params", max_model_params,
-                 "Refuse a --model whose architecture has more parameters than this, before "
-                 "allocating it (0: no ceiling)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  runtime::DeviceOptions::add_to(app);
 }
 
 std::shared_ptr<nn::InferenceBackend> BackendSetup::make() const {
@@ -36,13 +26,7 @@ std::shared_ptr<nn::InferenceBackend> BackendSetup::make() const {
     throw Error("--model needs --backend torch, not '" + backend + "'");
   if (backend == "uniform") return runtime::uniform_model().backend;
   if (backend == "random") return runtime::random_model().backend;
-  nn::TorchBackendOptions options;
-  options.device = device;
-  auto p = nn::parse_precision(precision);
-  if (!p) throw Error("--precision: " + p.error());
-  options.precision = *p;
-  options.threads = threads;
-  options.limits.max_parameters = max_model_params;
+  const nn::TorchBackendOptions options = torch_options().value_or_throw();
   if (!model.empty()) {
     auto loaded = runtime::model_from_file(model, options);
     if (!loaded) throw Error("--model " + loaded.error());

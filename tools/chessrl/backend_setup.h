@@ -8,22 +8,18 @@
 #include <string>
 
 #include "chessrl/nn/backend.h"
-#include "chessrl/nn/model_limits.h"
+#include "chessrl/runtime/options.h"
 
 namespace chessrl::tool {
 
-struct BackendSetup {
+// The device group (runtime/options.h: --device, --precision, --nn-threads,
+// --max-model-params), and where the network comes from.
+struct BackendSetup : runtime::DeviceOptions {
   std::string model;              // checkpoint file; empty: see `backend` and `net`
   std::string backend = "torch";  // torch, uniform or random
   std::string net = "6x64";       // a fresh network's size when there is no model
-  std::string device = "cpu";
-  std::string precision = "fp32";
-  int threads = 0;  // CPU threads per forward pass; 0: the cores over the workers
-  // --model's parameter ceiling (nn::check_model); a fresh --net has none.
-  std::int64_t max_model_params = nn::kDefaultMaxModelParams;
 
-  // Registers --model, --backend, --net, --device, --precision, --threads,
-  // --max-model-params.
+  // Registers --model, --backend, --net and the device group's flags.
   void add_options(CLI::App& app, const std::string& default_backend = "torch");
   // BatchEvaluator workers for this setup: the backend's preferred streams.
   // Throws chessrl::Error with a clear message on a bad file or option.

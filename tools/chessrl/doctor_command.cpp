@@ -328,7 +328,7 @@ void report_estimate(Report& r, double seconds) {
   namespace d = local_defaults;
   BackendSetup setup;
   setup.net = nn::kDefaultNet;
-  setup.threads = 1;
+  setup.nn_threads = 1;
   auto backend = setup.make();
   const int threads = auto_selfplay_threads(1);
   nn::BatchEvaluatorOptions eo;

@@ -12,51 +12,30 @@
 #include <thread>
 
 #include "backend_setup.h"
+#include "bench/forward.h"
 #include "bench/util.h"
-#include "chessrl/runtime/layout.h"
 #include "chessrl/chess/pgn.h"
 #include "chessrl/core/error.h"
 #include "chessrl/nn/batch_evaluator.h"
+#include "chessrl/runtime/options.h"
 #include "chessrl/selfplay/game_options.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "commands.h"
-#include "bench/forward.h"
 
 namespace chessrl::tool {
 namespace {
 
-// Options shared by selfplay and bench selfplay.
-struct RunnerSetup {
-  RunnerSetup() {
-    runner.threads = 0;
-    runner.concurrent_games = 0;
-  }
+// Options shared by selfplay and bench selfplay: the layout group
+// (runtime/options.h, as chessrl-selfplay declares it), the game and the backend.
+struct RunnerSetup : runtime::LayoutOptions {
   BackendSetup backend;
-  selfplay::GameRunnerOptions runner;
-  int workers = 0;  // evaluator workers; 0: the backend's preferred streams
-  int batch = 0;    // positions per forward pass aimed at; 0: 64 on CPU, 256 on CUDA
-  std::size_t cache = 0;
+  selfplay::GameRunnerOptions runner;  // its threads and concurrent games are set by finish()
   bool no_tree_reuse = false;
 
   void add_options(CLI::App& app) {
     auto& o = runner;
-    auto& c = o.config;
-    selfplay::add_game_options(app, c);
-    app.add_option("--concurrent", o.concurrent_games,
-                   "Games played at once (0: threads x batch / leaves)")
-        ->check(CLI::Range(0, 65536));
-    app.add_option("--threads", o.threads, "Search threads (0: twice the evaluator workers)")
-        ->check(CLI::Range(0, 256));
-    app.add_option("--leaves", o.leaves_per_search, "Leaves gathered from each game per round")
-        ->check(CLI::Range(1, 256))
-        ->capture_default_str();
-    app.add_option("--batch", batch,
-                   "Positions per forward pass aimed at (0: 64 on CPU, 256 on CUDA)")
-        ->check(CLI::Range(0, 8192));
-    app.add_option("--workers", workers, "Evaluator workers (0: what the backend prefers)")
-        ->check(CLI::Range(0, 64));
-    app.add_option("--cache", cache, "Evaluator position cache entries (0: off)")
-        ->check(CLI::Range(0, 100000000));
+    selfplay::add_game_options(app, o.config);
+    runtime::LayoutOptions::add_to(app, o.leaves_per_search);
     app.add_option("--seed", o.seed, "Runner seed; each game's seed derives from it")
         ->capture_default_str();
     app.add_flag("--no-tree-reuse", no_tree_reuse, "Start every search from an empty tree");
@@ -66,19 +45,16 @@ struct RunnerSetup {
 
   // Fills the defaults that depend on the backend; returns the evaluator options.
   nn::BatchEvaluatorOptions finish(const nn::InferenceBackend& b) {
-    // The service's layout rule (libs/runtime), with the backend built: a fake
-    // backend (uniform, random) runs one stream.
-    runtime::SearchLayout layout{workers > 0 ? workers : b.preferred_streams(), runner.threads,
-                                 batch, runner.concurrent_games};
-    layout = runtime::fill_layout(layout, backend.device, backend.threads,
-                                  runner.leaves_per_search, runner.max_games);
-    workers = layout.workers;
-    batch = layout.batch;
+    // The service's layout rule, with the backend built: a fake backend
+    // (uniform, random) runs one stream.
+    if (workers <= 0) workers = b.preferred_streams();
+    const runtime::SearchLayout layout =
+        fill(backend.device, backend.nn_threads, runner.leaves_per_search, runner.max_games);
     runner.threads = layout.threads;
     runner.concurrent_games = layout.concurrent_games;
     runner.config.tree_reuse = !no_tree_reuse;
     runner.validate().value_or_throw();
-    return runtime::evaluator_options(layout, runner.leaves_per_search, cache);
+    return evaluator_options(runner.leaves_per_search);
   }
 };
 
@@ -286,8 +262,8 @@ void add_bench_selfplay_command(CLI::App& bench) {
       ->check(CLI::Range(1, 64));
   cmd->add_option("--filters", o->filters, "Filters of a fresh network (with --blocks)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--games", o->setup.runner.concurrent_games,
-                  "Games at once (0: threads x batch / leaves)")
+  cmd->add_option("--games", o->setup.concurrent_games,
+                  "Games at once, as --concurrent (0: threads x batch / leaves)")
       ->check(CLI::Range(0, 65536));
   cmd->add_option("--seconds", o->seconds, "Length of each timed run")
       ->check(CLI::Range(0.5, 3600.0))

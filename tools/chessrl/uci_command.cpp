@@ -27,7 +27,7 @@ void run_uci(UciCommandOptions o, bool backend_given) {
   options.name = "chessrl";
   options.author = "the chessrl authors";
   options.model = o.setup.model;
-  options.threads = o.setup.threads;
+  options.threads = o.setup.nn_threads;
   options.nodes = o.nodes;
   options.minibatch = o.minibatch;
   // The Model option names a checkpoint (played with LibTorch); empty means
@@ -40,7 +40,7 @@ void run_uci(UciCommandOptions o, bool backend_given) {
     }
     // One search feeds one evaluator worker: a forward pass gets every core
     // unless the Threads option says otherwise.
-    s.threads = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    s.nn_threads = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
     return s.make();
   };
   uci::UciEngine engine(std::move(options), std::cout);

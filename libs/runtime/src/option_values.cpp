@@ -1,8 +1,7 @@
 // What the option groups' values become: a backend's options, a filled
 // layout (chessrl::runtime, beside the rules they follow).
-#include "chessrl/runtime/options.h"
-
 #include "chessrl/runtime/layout.h"
+#include "chessrl/runtime/options.h"
 
 namespace chessrl::runtime {
 
@@ -33,7 +32,7 @@ SearchLayout LayoutOptions::fill(const std::string& device, int nn_threads, int 
 
 nn::BatchEvaluatorOptions LayoutOptions::evaluator_options(int leaves_per_search) const {
   return runtime::evaluator_options(SearchLayout{workers, search_threads, batch, concurrent_games},
-                           leaves_per_search, cache);
+                                    leaves_per_search, cache);
 }
 
 }  // namespace chessrl::runtime

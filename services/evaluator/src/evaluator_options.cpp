@@ -76,17 +76,8 @@ Result<void> EvaluatorOptions::validate() const {
 
 void add_options(CLI::App& app, EvaluatorOptions& o) {
   // Where models come from, where status goes.
-  app.add_option("--registry", o.registry, "model registry address (host:port)")
-      ->capture_default_str();
-  app.add_option("--metrics-listen", o.metrics_listen,
-                 "/metrics and /healthz address; \"\" or \"off\" disables")
-      ->capture_default_str();
-  app.add_option("--probe-listen", o.probe_listen, "address of /healthz and /livez alone, for the kubelet's probes (a port no NetworkPolicy rule opens); \"off\": none")
-      ->capture_default_str();
-  app.add_option("--rpc-deadline", o.rpc_deadline_s, "seconds one registry call may take")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
-  rpc::add_client_security_options(app, o.security_flags);
+  o.runtime::ClientOptions::add_registry_only_to(app);
+  o.runtime::StatusListenOptions::add_to(app);
   app.add_option("--poll", o.poll_s,
                  "seconds between registry checks while idle (new versions also arrive by watch)")
       ->check(CLI::Range(1, 3600))
@@ -113,19 +104,10 @@ void add_options(CLI::App& app, EvaluatorOptions& o) {
                  "first plies of each game drawn in proportion to visits, so paired games differ")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
-  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--nn-threads", o.nn_threads,
-                 "LibTorch CPU threads per forward pass (0: the cores over the evaluator workers)")
-      ->check(CLI::Range(0, 1024))
-      ->capture_default_str();
-  app.add_option("--max-model-params", o.max_model_params,
-                 "refuse a model version whose architecture has more parameters than this, "
-                 "before allocating it; it is skipped and counted (0: no ceiling)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  o.runtime::DeviceOptions::add_to(app, /*with_precision=*/false);
 
   // The matches.
-  app.add_option("--threads", o.threads, "games played at once")
+  app.add_option("--concurrent,--threads", o.threads, "games played at once, each on a thread")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--max-plies", o.max_plies, "a game still going after this many plies is a draw")

@@ -12,18 +12,23 @@
 #include "chessrl/core/result.h"
 #include "chessrl/eval/match.h"
 #include "chessrl/nn/model_limits.h"
-#include "chessrl/rpc/security_flags.h"
+#include "chessrl/runtime/client_options.h"
+#include "chessrl/runtime/options.h"
 
 namespace chessrl::evaluator_service {
 
-struct EvaluatorOptions {
-  // Where models come from, where status goes.
-  std::string registry = "127.0.0.1:50051";
-  std::string metrics_listen = "0.0.0.0:9104";  // "" or "off": no /metrics
-  std::string probe_listen = "off";           // the chart's probes: --probe-listen
-  int rpc_deadline_s = 60;                      // per registry call attempt
-  rpc::ClientSecurityFlags security_flags;      // as given
-  rpc::ClientSecurity security;                 // read from them by main()
+// The shared option groups (runtime/options.h: --metrics-listen, --registry,
+// --device, ...; no --replay, no --precision), then the evaluator's own.
+struct EvaluatorOptions : runtime::StatusListenOptions,
+                          runtime::ClientOptions,
+                          runtime::DeviceOptions {
+  EvaluatorOptions() {
+    metrics_listen = "0.0.0.0:9104";
+    registry = runtime::kDefaultReplayAddress;
+    rpc_deadline_s = 60;  // per registry call attempt
+  }
+
+  // Where models come from.
   int poll_s = 5;                               // the idle loop asks the registry this often
   int unhealthy_after_s = 60;  // /healthz says 503 once the registry has failed this long
   // The candidate being gated is leased (LeaseModel) for this long, renewed
@@ -35,14 +40,9 @@ struct EvaluatorOptions {
   int visits = eval::kEvalVisits;
   int leaves = 8;
   int random_plies = 2;  // plies sampled by visits at the start, so paired games vary
-  std::string device = "cpu";
-  int nn_threads = 0;  // LibTorch CPU threads per forward pass (0: its split)
-  // A version whose architecture has more parameters is refused before
-  // anything is allocated, skipped and counted (0: no ceiling).
-  std::int64_t max_model_params = nn::kDefaultMaxModelParams;
 
   // The matches.
-  int threads = 2;  // games played at once
+  int threads = 2;  // games played at once: --concurrent (alias --threads)
   int max_plies = eval::kEvalMaxPlies;
   int pairs = 4;               // gating match: 2 * pairs games against the best
   double promote_score = 0.5;  // promoted when the candidate scores above this

@@ -15,24 +15,12 @@ namespace chessrl::selfplay_service {
 void add_options(CLI::App& app, Settings& s) {
   selfplay::GameRunnerOptions& o = s.runner;
   selfplay::SelfPlayConfig& c = o.config;
-  o.threads = 0;
-  o.concurrent_games = 0;
-
   // Who and where.
+  s.runtime::StatusListenOptions::add_to(app);
+  s.runtime::ClientOptions::add_to(app);
   app.add_option("--replica", s.replica,
                  "this replica's name: the games' producer and part of the seed (default: the "
                  "host name, i.e. the pod name)");
-  app.add_option("--replay", s.replay, "replay service address (host:port)")->capture_default_str();
-  app.add_option("--registry", s.registry, "model registry address (host:port); default: --replay");
-  app.add_option("--metrics-listen", s.metrics_listen,
-                 "/metrics and /healthz address; \"\" or \"off\" disables")
-      ->capture_default_str();
-  app.add_option("--probe-listen", s.probe_listen, "address of /healthz and /livez alone, for the kubelet's probes (a port no NetworkPolicy rule opens); \"off\": none")
-      ->capture_default_str();
-  app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
-  rpc::add_client_security_options(app, s.security_flags);
 
   // Models.
   app.add_option("--model", s.model,
@@ -44,18 +32,7 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
   app.add_option("--net", s.net, "--bootstrap net: BLOCKSxFILTERS[-seR][-gpN][-feat][-reply][-mlh] (docs/nn.md)")
       ->capture_default_str();
-  app.add_option("--device", s.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--precision", s.precision, "fp32, fp16 or bf16 (fp16/bf16 need CUDA)")
-      ->capture_default_str();
-  app.add_option("--nn-threads", s.nn_threads,
-                 "LibTorch CPU threads per forward pass (0: the cores over the evaluator workers)")
-      ->check(CLI::Range(0, 1024));
-  app.add_option("--max-model-params", s.max_model_params,
-                 "refuse a model (from the registry or --model) whose architecture has more "
-                 "parameters than this, before allocating it; the version is skipped and counted "
-                 "(0: no ceiling)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  s.runtime::DeviceOptions::add_to(app);
   app.add_option("--model-switch", s.model_switch,
                  "how a newer model takes over: overlap (new games start on it at once while "
                  "the games in progress finish on the old one: two networks in memory for a "
@@ -66,21 +43,7 @@ void add_options(CLI::App& app, Settings& s) {
 
   // Play: the names and meanings of `chessrl selfplay`.
   selfplay::add_game_options(app, c);
-  app.add_option("--concurrent", o.concurrent_games,
-                 "Games played at once (0: threads x batch / leaves)")
-      ->check(CLI::Range(0, 65536));
-  app.add_option("--threads", o.threads, "Search threads (0: twice the evaluator workers)")
-      ->check(CLI::Range(0, 256));
-  app.add_option("--leaves", o.leaves_per_search, "Leaves gathered from each game per round")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  app.add_option("--batch", s.batch,
-                 "Positions per forward pass aimed at (0: 64 on CPU, 256 on CUDA)")
-      ->check(CLI::Range(0, 8192));
-  app.add_option("--workers", s.workers, "Evaluator workers (0: what the device prefers)")
-      ->check(CLI::Range(0, 64));
-  app.add_option("--cache", s.cache, "Evaluator position cache entries (0: off)")
-      ->check(CLI::Range(0, 100000000));
+  s.runtime::LayoutOptions::add_to(app, o.leaves_per_search);
   app.add_option("--seed", s.seed,
                  "a fixed seed (mixed with --replica) instead of a fresh one at every start");
   app.add_flag("--no-tree-reuse", s.no_tree_reuse, "Start every search from an empty tree");
@@ -131,18 +94,13 @@ Result<void> resolve(Settings& s, const CLI::App& app) {
   if (s.replica.empty()) s.replica = default_replica_name();
   if (s.replica.size() > 128) return fail("--replica: at most 128 characters");
   if (s.registry.empty()) s.registry = s.replay;
-  auto security = rpc::load_client_security(s.security_flags);
-  if (!security.ok()) return fail(security.error());
-  s.security = std::move(security).value();
+  if (auto loaded = s.load_security(); !loaded.ok()) return loaded;
   if (app.get_option("--seed")->count() > 0) s.fixed_seed = s.seed;
 
   // The backend.
-  s.torch.device = s.device;
-  auto precision = nn::parse_precision(s.precision);
-  if (!precision.ok()) return fail("--precision: " + precision.error());
-  s.torch.precision = *precision;
-  s.torch.threads = s.nn_threads;
-  s.torch.limits.max_parameters = s.max_model_params;
+  auto torch = s.torch_options();
+  if (!torch.ok()) return fail(torch.error());
+  s.torch = *torch;
   if (s.bootstrap == "net") {
     auto net = nn::parse_network_name(s.net);
     if (!net.ok()) return fail("--net " + s.net + ": " + net.error());
@@ -152,16 +110,13 @@ Result<void> resolve(Settings& s, const CLI::App& app) {
   // The layout, as `chessrl selfplay` chooses it, once for every network
   // the run will play with.
   selfplay::GameRunnerOptions& r = s.runner;
-  runtime::SearchLayout layout{s.workers, r.threads, s.batch, r.concurrent_games};
-  layout = runtime::fill_layout(layout, s.device, s.nn_threads, r.leaves_per_search, s.games);
-  s.workers = layout.workers;
-  s.batch = layout.batch;
+  const runtime::SearchLayout layout = s.fill(s.device, s.nn_threads, r.leaves_per_search, s.games);
   r.threads = layout.threads;
   r.concurrent_games = layout.concurrent_games;
   r.config.tree_reuse = !s.no_tree_reuse;
   r.max_games = s.games;
   if (auto valid = r.validate(); !valid.ok()) return valid;
-  s.evaluator = runtime::evaluator_options(layout, r.leaves_per_search, s.cache);
+  s.evaluator = s.evaluator_options(r.leaves_per_search);
 
   s.push.interval = std::chrono::milliseconds(s.push_interval_ms);
   if (auto valid = s.push.validate(); !valid.ok()) return valid;

@@ -16,44 +16,37 @@
 #include "chessrl/nn/model_limits.h"
 #include "chessrl/nn/network_config.h"
 #include "chessrl/nn/torch_backend.h"
-#include "chessrl/rpc/security_flags.h"
+#include "chessrl/runtime/client_options.h"
+#include "chessrl/runtime/options.h"
 #include "chessrl/selfplay/game_runner.h"
 #include "game_pusher.h"
 
 namespace chessrl::selfplay_service {
 
-struct Settings {
-  // Who and where.
+// The shared option groups (runtime/options.h: --metrics-listen, --replay,
+// --device, --concurrent, ...), then self-play's own.
+struct Settings : runtime::StatusListenOptions,
+                  runtime::ClientOptions,
+                  runtime::DeviceOptions,
+                  runtime::LayoutOptions {
+  Settings() { metrics_listen = "0.0.0.0:9101"; }
+
+  // Who.
   std::string replica;  // empty: the host name
-  std::string replay = "127.0.0.1:50051";
-  std::string registry;  // empty: --replay
-  std::string metrics_listen = "0.0.0.0:9101";
-  std::string probe_listen = "off";  // the chart's probes: --probe-listen
-  int rpc_deadline_s = 10;
-  rpc::ClientSecurityFlags security_flags;  // as given
-  rpc::ClientSecurity security;             // read from them by resolve()
 
   // Models.
   std::string model;                  // a pinned checkpoint file: no following
   std::string bootstrap = "uniform";  // before any model exists: uniform or net
   std::string net = nn::kDefaultNet;  // --bootstrap net's size
-  std::string device = "cpu";
-  std::string precision = "fp32";
-  int nn_threads = 0;
-  // Registry and --model checkpoints naming more parameters are refused before
-  // anything is allocated (0: no ceiling).
-  std::int64_t max_model_params = nn::kDefaultMaxModelParams;
   // How a newer model takes over: "overlap" (new games start on it at once
   // while the games in progress finish on the old one) or "drain" (no game
   // starts until the games in progress have finished; one network at a time).
   std::string model_switch = "overlap";
 
   // Play (as `chessrl selfplay`).
-  selfplay::GameRunnerOptions runner;  // its seed and max_games are set by resolve()
-  std::uint64_t seed = 0;              // with --seed: fixed (mixed with the replica name)
-  int workers = 0;
-  int batch = 0;
-  std::size_t cache = 0;
+  // Its seed, max_games, threads and concurrent games are set by resolve().
+  selfplay::GameRunnerOptions runner;
+  std::uint64_t seed = 0;  // with --seed: fixed (mixed with the replica name)
   bool no_tree_reuse = false;
   std::uint64_t games = 0;  // 0: until stopped
 

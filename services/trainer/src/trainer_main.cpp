@@ -26,7 +26,8 @@
 #include "chessrl/nn/checkpoint.h"
 #include "chessrl/nn/network_config.h"
 #include "chessrl/rpc/clients.h"
-#include "chessrl/rpc/security_flags.h"
+#include "chessrl/runtime/client_options.h"
+#include "chessrl/runtime/options.h"
 #include "chessrl/runtime/service_process.h"
 #include "chessrl/train/distributed.h"
 #include "chessrl/train/example.h"
@@ -41,21 +42,19 @@ namespace {
 
 namespace train = chessrl::train;
 
-struct Settings {
-  std::string replay = "127.0.0.1:50051";
-  std::string registry;  // empty: --replay
+// The shared option groups (runtime/options.h, client_options.h), then the trainer's own.
+struct Settings : chessrl::runtime::StatusListenOptions, chessrl::runtime::ClientOptions {
+  Settings() {
+    metrics_listen = "0.0.0.0:9100";
+    rpc_deadline_s = 60;
+  }
   std::string data;
   std::uint32_t max_sample = 16384;
   int sample_inflight = chessrl::trainer_service::kDefaultSampleInflight;
-  std::string metrics_listen = "0.0.0.0:9100";
-  std::string probe_listen = "off";  // the chart's probes: --probe-listen
   std::string net = chessrl::nn::kDefaultNet;
   std::string optimizer = "adamw";
   std::string schedule = "constant";
   int bucket_mb = 4;
-  int rpc_deadline_s = 60;
-  chessrl::rpc::ClientSecurityFlags security_flags;
-  chessrl::rpc::ClientSecurity security;
   train::TrainerOptions options;
   train::DistributedConfig distributed;
   int publish_wait_s = 10;
@@ -82,10 +81,8 @@ void add_options(CLI::App& app, Settings& s) {
   o.log_every = 50;
 
   // Where data comes from, where models go.
-  app.add_option("--replay", s.replay, "replay service address (host:port)")
-      ->capture_default_str();
-  app.add_option("--registry", s.registry,
-                 "model registry address (host:port); default: --replay, or none with --data");
+  s.chessrl::runtime::ClientOptions::add_to(
+      app, "model registry address (host:port); default: --replay, or none with --data");
   app.add_option("--data", s.data,
                  "train on a fixed data set instead of the replay service: a self-play records "
                  "file (JSON Lines) or a directory of *.jsonl files");
@@ -98,15 +95,7 @@ void add_options(CLI::App& app, Settings& s) {
                  "batches (1: one call at a time, decoded on the prefetch thread)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--rpc-deadline", s.rpc_deadline_s, "seconds one replay or registry call may take")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
-  chessrl::rpc::add_client_security_options(app, s.security_flags);
-  app.add_option("--metrics-listen", s.metrics_listen,
-                 "/metrics and /healthz address; \"\" or \"off\" disables")
-      ->capture_default_str();
-  app.add_option("--probe-listen", s.probe_listen, "address of /healthz and /livez alone, for the kubelet's probes (a port no NetworkPolicy rule opens); \"off\": none")
-      ->capture_default_str();
+  s.chessrl::runtime::StatusListenOptions::add_to(app);
 
   // The network and the device.
   app.add_option("--net", s.net,
@@ -116,7 +105,8 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
   app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (CUDA when present)")
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "LibTorch intra-op threads (0: its default)")
+  app.add_option("--torch-threads,--threads", o.threads,
+                 "LibTorch intra-op threads of the training steps (0: its default)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
 
@@ -260,9 +250,7 @@ void add_options(CLI::App& app, Settings& s) {
 
 // Fills in what the options name as text; the message names the option.
 chessrl::Result<void> resolve(Settings& s) {
-  auto security = chessrl::rpc::load_client_security(s.security_flags);
-  if (!security.ok()) return chessrl::fail(security.error());
-  s.security = std::move(security).value();
+  if (auto loaded = s.load_security(); !loaded.ok()) return loaded;
   auto net = chessrl::nn::parse_network_name(s.net);
   if (!net.ok()) return chessrl::fail("--net " + s.net + ": " + net.error());
   s.options.network = *net;

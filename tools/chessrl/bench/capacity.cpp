@@ -460,7 +460,7 @@ void add_bench_capacity_command(CLI::App& bench) {
   cmd->add_option("--seconds", o->seconds, "length of each measured phase of a run")
       ->check(CLI::Range(0.2, 600.0))
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "concurrent callers of the store")
+  cmd->add_option("--callers,--threads", o->threads, "concurrent callers of the store")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--plies", o->plies, "length of the synthetic games (positions per game)")

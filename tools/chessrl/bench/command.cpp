@@ -326,7 +326,7 @@ void add_bench_command(CLI::App& app) {
   nn_cmd->add_option("--precision", o->precision, "fp32, fp16 or bf16 (fp16/bf16 need CUDA)")
       ->capture_default_str();
   nn_cmd
-      ->add_option("--threads", o->threads,
+      ->add_option("--nn-threads,--threads", o->threads,
                    "LibTorch CPU threads per forward pass (0: the cores over the workers)")
       ->check(CLI::Range(0, 1024));
   nn_cmd

@@ -370,7 +370,8 @@ void add_curve_command(CLI::App& app) {
   cmd->add_option("--max-plies", o->max_plies, "Plies after which a game is a draw")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  cmd->add_option("--concurrent,--threads", o->threads, "Games played at once, each on a thread")
+  cmd->add_option("--concurrent,--threads", o->threads,
+                  "Games played at once, each on a thread")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the openings and the players' random choices")

@@ -129,7 +129,8 @@ void add_match_command(CLI::App& app) {
                   "Game pairs: each opening is played once with each colour")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  cmd->add_option("--threads", o->match.threads, "Games played at once")
+  cmd->add_option("--concurrent,--threads", o->match.threads,
+                  "Games played at once, each on a thread")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--max-plies", o->match.max_plies, "Plies after which a game is a draw")

@@ -43,10 +43,12 @@ void LayoutOptions::add_to(CLI::App& app, int& leaves_per_search) {
   app.add_option("--leaves", leaves_per_search, "leaves gathered from each game per round")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  app.add_option("--batch", batch, "positions per forward pass aimed at (0: 64 on CPU, 256 on CUDA)")
+  app.add_option("--batch", batch,
+                 "positions per forward pass aimed at (0: 64 on CPU, 256 on CUDA)")
       ->check(CLI::Range(0, 8192))
       ->capture_default_str();
-  app.add_option("--workers", workers, "evaluator workers (0: what the backend prefers on the device)")
+  app.add_option("--workers", workers,
+                 "evaluator workers (0: what the backend prefers on the device)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   app.add_option("--cache", cache, "evaluator position cache entries (0: off)")

@@ -26,9 +26,9 @@ struct ClientOptions {
 
   // --replay, --registry (`registry_help`), --rpc-deadline and the client's
   // tokens and TLS: a client of the replay service and the registry.
-  void add_to(CLI::App& app,
-              const std::string& registry_help = "model registry address (host:port); default: "
-                                                 "--replay");
+  void add_to(CLI::App& app, const std::string& registry_help =
+                                 "model registry address (host:port); default: "
+                                 "--replay");
   // --registry (set `registry` to its default first), --rpc-deadline, tokens
   // and TLS: a client of the registry alone.
   void add_registry_only_to(CLI::App& app);
