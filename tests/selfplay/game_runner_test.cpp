@@ -203,6 +203,8 @@ TEST(GameRunner, ResignationAndItsFalsePositiveRate) {
       ++resigned;
       EXPECT_FALSE(g.resign_disabled);
     }
+    // Every target names a move played: the resigning side's search leaves none.
+    for (const record::MoveTarget& t : g.targets) EXPECT_LT(std::size_t(t.ply), g.moves.size());
     if (g.resign_disabled && g.would_resign_ply >= 0) {
       ++checked;
       false_positives += g.resign_false_positive();

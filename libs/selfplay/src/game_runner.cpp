@@ -325,6 +325,15 @@ bool GameRunner::finish_move(Slot& slot) {
   const nn::Wdl wdl = search.root_wdl();
   const float value = wdl.value();
 
+  // A side that resigns plays no move here, so the search leaves no target:
+  // a target is the move played at its ply (record::MoveTarget), and one past
+  // the last move is refused by replay and by the trainer's --data alike.
+  if (slot.resign->update(side, value, ply)) {
+    record.result = {side == chess::kWhite ? Outcome::kBlackWins : Outcome::kWhiteWins,
+                     Termination::kResignation};
+    return true;
+  }
+
   if (slot.full && search.num_root_moves() > 1) {
     record::MoveTarget target;
     target.ply = ply;
@@ -345,12 +354,6 @@ bool GameRunner::finish_move(Slot& slot) {
       record.targets.push_back(std::move(target));
       counters_->recorded.fetch_add(1, std::memory_order_relaxed);
     }
-  }
-
-  if (slot.resign->update(side, value, ply)) {
-    record.result = {side == chess::kWhite ? Outcome::kBlackWins : Outcome::kWhiteWins,
-                     Termination::kResignation};
-    return true;
   }
 
   const chess::Move move = config.search.gumbel
