@@ -1,8 +1,14 @@
 #include "local/children.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 namespace chessrl::tool {
 
 Result<std::unique_ptr<Child>> Child::start(const ChildSpec& spec) {
+  if (!spec.ready_file.empty() && std::remove(spec.ready_file.c_str()) != 0 && errno != ENOENT)
+    return fail(spec.name + ": cannot remove " + spec.ready_file + ": " + std::strerror(errno));
   ProcessSpec process;
   process.argv = spec.argv;
   process.env = spec.env;

@@ -23,6 +23,9 @@ struct ChildSpec {
   std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing) ours
   std::string log_path;
   int nice = 0;  // the child's niceness (setpriority), 0..19
+  // The file the child writes once it listens (--ready-file, given in argv):
+  // removed before every start, so what is there is this start's.
+  std::string ready_file = {};  // (an initializer: aggregates may leave it out)
 };
 
 class Child {
