@@ -153,6 +153,7 @@ nn::Checkpoint train_on(std::vector<train::Example> examples, const std::string&
   o.steps = kStepsPerGeneration;
   o.optimizer = train::OptimizerKind::kAdamW;
   o.lr = 3e-3;
+  o.value_q_ratio = 0;  // the game's result alone, as the check was measured
   o.threads = 2;
   o.log_every = 0;
   o.seed = kSeed;

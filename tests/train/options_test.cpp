@@ -82,6 +82,21 @@ TEST(Distributed, MasterPortZeroIsForRankZeroOnly) {
   EXPECT_TRUE(distributed_from_env(base, env_of({}), "h").ok());
 }
 
+// One default: TrainerOptions{} holds the learning settings chessrl-trainer
+// and every launcher train with (the binary takes them from here).
+TEST(TrainerOptions, DefaultsAreTheLaunchersLearningSettings) {
+  const TrainerOptions o;
+  EXPECT_EQ(o.optimizer, OptimizerKind::kAdamW);
+  EXPECT_DOUBLE_EQ(o.lr, 1e-3);
+  EXPECT_DOUBLE_EQ(o.value_q_ratio, 0.3);
+  EXPECT_STREQ(optimizer_name(o.optimizer), "adamw");
+  EXPECT_STREQ(schedule_name(o.schedule), "constant");
+  for (const auto kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW})
+    EXPECT_EQ(parse_optimizer(optimizer_name(kind)).value_or_throw(), kind);
+  for (const auto kind : {ScheduleKind::kConstant, ScheduleKind::kCosine, ScheduleKind::kStep})
+    EXPECT_EQ(parse_schedule(schedule_name(kind)).value_or_throw(), kind);
+}
+
 TEST(TrainerOptions, DefaultsAreValidAndBadFieldsAreNamed) {
   TrainerOptions o;
   EXPECT_TRUE(o.validate().ok());

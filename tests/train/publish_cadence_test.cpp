@@ -79,6 +79,9 @@ TEST(PublishCadence, TrainPublishesByTimeAlone) {
   o.batch_size = 8;
   o.threads = 1;
   o.log_every = 0;
+  o.optimizer = OptimizerKind::kSgd;  // as written: SGD at 0.02 on the result alone
+  o.lr = 0.02;
+  o.value_q_ratio = 0;
   o.prefetch_batches = 2;
   o.publish_every = 0;
   o.publish_every_seconds = 0.1;

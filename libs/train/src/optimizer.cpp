@@ -6,8 +6,6 @@
 
 namespace chessrl::train {
 
-const char* optimizer_name(OptimizerKind k) { return k == OptimizerKind::kSgd ? "sgd" : "adamw"; }
-
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainerOptions& o,
                                                         std::vector<torch::Tensor> params) {
   if (o.optimizer == OptimizerKind::kAdamW)

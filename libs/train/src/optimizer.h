@@ -14,8 +14,6 @@
 
 namespace chessrl::train {
 
-// "sgd" or "adamw", as the trainer state records it.
-const char* optimizer_name(OptimizerKind k);
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainerOptions& o,
                                                         std::vector<torch::Tensor> params);
 std::string save_optimizer(torch::optim::Optimizer& opt);

@@ -19,6 +19,22 @@ Result<ScheduleKind> parse_schedule(std::string_view text) {
   return fail("unknown learning-rate schedule '" + std::string(text) + "' (constant, cosine or step)");
 }
 
+const char* optimizer_name(OptimizerKind kind) {
+  return kind == OptimizerKind::kAdamW ? "adamw" : "sgd";
+}
+
+const char* schedule_name(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kCosine:
+      return "cosine";
+    case ScheduleKind::kStep:
+      return "step";
+    case ScheduleKind::kConstant:
+      break;
+  }
+  return "constant";
+}
+
 Result<void> TrainerOptions::validate() const {
   if (auto r = network.validate(); !r) return fail("network: " + r.error());
   auto bad = [](const std::string& field, const std::string& why) {

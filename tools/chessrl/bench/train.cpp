@@ -124,6 +124,11 @@ void run_worker(const TrainBenchOptions& o) {
   options.checkpoint_dir.clear();
   options.log_every = 0;
   options.value_loss_weight = 1.0;
+  // SGD on the result alone, as docs/benchmarks.md's figures were measured
+  // (TrainerOptions' defaults are AdamW at 1e-3 with value_q_ratio 0.3).
+  options.optimizer = train::OptimizerKind::kSgd;
+  options.lr = 0.02;
+  options.value_q_ratio = 0;
 
   std::vector<train::StepReport> reports;
   // Wall time from one step's report to the next: the step plus what the

@@ -25,9 +25,11 @@ namespace chessrl::train {
 enum class OptimizerKind { kSgd, kAdamW };
 enum class ScheduleKind { kConstant, kCosine, kStep };
 
-// "sgd" / "adamw", "constant" / "cosine" / "step".
+// "sgd" / "adamw", "constant" / "cosine" / "step", and back.
 Result<OptimizerKind> parse_optimizer(std::string_view text);
 Result<ScheduleKind> parse_schedule(std::string_view text);
+const char* optimizer_name(OptimizerKind kind);
+const char* schedule_name(ScheduleKind kind);
 
 struct TrainerOptions {
   nn::NetworkConfig network;
@@ -36,8 +38,11 @@ struct TrainerOptions {
   int accumulate = 1;           // micro-batches per step (batch_size divisible by it)
   std::int64_t steps = 0;       // stop once this many steps are done (0: until stopped)
 
-  OptimizerKind optimizer = OptimizerKind::kSgd;
-  double lr = 0.02;
+  // The optimizer every launcher trains with (chessrl-trainer takes its
+  // defaults from here; docs/learning.md): AdamW at 1e-3, the run of the first
+  // gains. SGD (Nesterov, momentum below) was the earlier default, at 0.02.
+  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  double lr = 1e-3;
   double momentum = 0.9;  // SGD (Nesterov)
   double weight_decay = 1e-4;  // SGD: L2 added to the gradient; AdamW: decoupled
   double adam_beta1 = 0.9;
@@ -62,8 +67,9 @@ struct TrainerOptions {
   double reply_loss_weight = 0.15;
   double moves_left_loss_weight = 0.1;
   // Value target: (1 - q) x the game's result + q x the search's root
-  // win/draw/loss (Leela Chess Zero's q_ratio); 0: the result alone.
-  double value_q_ratio = 0;
+  // win/draw/loss (Leela Chess Zero's q_ratio); 0: the result alone. 0.3:
+  // docs/learning.md's run 4, what every launcher trains with.
+  double value_q_ratio = 0.3;
   // true: the policy loss as a softmax over the position's legal moves only
   // (lczero-training's mask_legal_moves), as the search reads the priors.
   // false (default): over all 4,672 outputs, so the network also learns which
