@@ -52,8 +52,9 @@ struct Settings : chessrl::runtime::StatusListenOptions, chessrl::runtime::Clien
   std::uint32_t max_sample = 16384;
   int sample_inflight = chessrl::trainer_service::kDefaultSampleInflight;
   std::string net = chessrl::nn::kDefaultNet;
-  std::string optimizer = "adamw";
-  std::string schedule = "constant";
+  // TrainerOptions' own (the learning settings are its defaults).
+  std::string optimizer{train::optimizer_name(train::TrainerOptions{}.optimizer)};
+  std::string schedule{train::schedule_name(train::TrainerOptions{}.schedule)};
   int bucket_mb = 4;
   train::TrainerOptions options;
   train::DistributedConfig distributed;
@@ -67,13 +68,12 @@ struct Settings : chessrl::runtime::StatusListenOptions, chessrl::runtime::Clien
 void add_options(CLI::App& app, Settings& s) {
   train::TrainerOptions& o = s.options;
   o.checkpoint_dir = "checkpoints";
-  // The learning settings measured in docs/learning.md, the defaults of every
-  // launcher (chessrl local, the chart): AdamW at 1e-3 (the run of the first
-  // gains), value targets 30% the search's root value (run 4), a model version
-  // every 200 steps and a checkpoint every 100, training from 4,000 stored
-  // positions and paused while samples trained exceed 4 per position stored.
-  o.lr = 1e-3;
-  o.value_q_ratio = 0.3;
+  // The learning settings (optimizer, learning rate, value target) are
+  // TrainerOptions' defaults, measured in docs/learning.md. What the service
+  // adds, the defaults of every launcher (chessrl local, the chart): a model
+  // version every 200 steps and a checkpoint every 100, training from 4,000
+  // stored positions and paused while samples trained exceed 4 per position
+  // stored.
   o.publish_every = 200;
   o.checkpoint_every = 100;
   o.min_window = 4000;
