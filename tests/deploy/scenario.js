@@ -70,11 +70,23 @@ function render(extra = []) {
 // ---- the summary ---------------------------------------------------------------------
 const steps = [];
 const figures = [];
+// Steps not run because one they need failed: said as they come and counted in the
+// summary ("skipped N: why"), never dropped silently.
+const skipped = [];
+let abandoned = null; // set: why every later step is skipped
 class Failure extends Error {}
 function check(cond, message) {
   if (!cond) throw new Failure(message);
 }
+function skip(name, why) {
+  say(`== ${name}: skipped, ${why}`);
+  skipped.push({ name, why });
+}
 async function step(name, fn) {
+  if (abandoned) {
+    skip(name, abandoned);
+    return false;
+  }
   say(`== ${name}`);
   const s = { name, start: Date.now(), ok: false, detail: '' };
   steps.push(s);
@@ -198,7 +210,7 @@ const ctx = () => ({
 let ctxT0;
 
 async function runSteps() {
-  if (!await step('install: every pod Ready', () => install('install'))) return false;
+  if (!await step('install: every pod Ready', () => install('install'))) abandoned = 'the install failed';
 
   await step('install: games reach Redis', async () => {
     await c.waitFor(async () => (await gamesTotal()) > 0, 60000, 'games in Redis');
@@ -253,11 +265,15 @@ async function runSteps() {
     return results.map((r) => `${r.name} passed in ${r.seconds.toFixed(1)} s (${r.logs.match(/(\d+) passed/)?.[0] || ''})`).join('; ');
   });
 
-  if (!await step('scale: self-play to 3 (kubectl scale)', scaleUp)) return false;
+  if (!await step('scale: self-play to 3 (kubectl scale)', scaleUp)) abandoned ??= 'scaling up failed';
   await step('scale: self-play back to 1', scaleDown);
 
+  // A fault that failed leaves the release broken for the next ones.
+  let faultFailed = null;
   for (const target of ['redis', 'replay', 'selfplay', 'evaluator', 'trainer rank 1', 'trainer rank 0']) {
-    if (!await step(`fault: kill -9 ${target}`, () => fault(target))) break;
+    const name = `fault: kill -9 ${target}`;
+    if (faultFailed && !abandoned) skip(name, faultFailed);
+    else if (!await step(name, () => fault(target)) && !abandoned) faultFailed = `${name} failed`;
   }
   await step('fault: replay hangs (SIGSTOP): liveness restarts it', hang);
 
@@ -283,8 +299,10 @@ async function runSteps() {
     return `${records.length} pods stopped, all exit 0, slowest ${slow.seconds.toFixed(1)} s; claims kept: ${claims.join(', ')}${removedClaims.length ? `; removed: ${removedClaims.join(', ')}` : ''}`;
   })) {
     await step('reinstall: resumes (same window, model versions, trainer step)', () => reinstall(before));
+  } else {
+    skip('reinstall: resumes (same window, model versions, trainer step)', abandoned || 'the uninstall failed');
   }
-  return steps.every((s) => s.ok);
+  return steps.every((s) => s.ok) && !abandoned;
 }
 
 // Bearer tokens (auth.enabled, the chart's default). replay refuses a call with no token or
@@ -623,15 +641,17 @@ async function reinstall(before) {
     }
   }
   console.log('\n# Deployment test summary\n');
-  console.log(table(steps.map((s) => [s.name, s.seconds.toFixed(1), s.ok ? 'pass' : 'FAIL']), ['step', 'seconds', 'result']));
+  console.log(table([...steps.map((s) => [s.name, s.seconds.toFixed(1), s.ok ? 'pass' : 'FAIL']),
+    ...skipped.map((s) => [s.name, '-', 'skipped'])], ['step', 'seconds', 'result']));
   const failed = steps.filter((s) => !s.ok);
   for (const s of failed) console.log(`\nFAILED ${s.name}: ${s.detail}`);
+  const why = [...new Set(skipped.map((s) => s.why))];
   if (autoscaleRows.length) {
     console.log('\n# Autoscaling: self-play replicas against the trainer\'s demanded reuse\n');
     console.log(table(autoscaleTable(autoscaleRows), AUTOSCALE_HEADER));
   }
   console.log('\n# Figures\n');
   console.log(table(figures, ['figure', 'value']));
-  console.log(`\n${steps.length - failed.length} passed, ${failed.length} failed in ${elapsed().trim()} s; pod logs in ${path.join(DATA, 'logs')}`);
+  console.log(`\n${steps.length - failed.length} passed, ${failed.length} failed, skipped ${skipped.length}${why.length ? `: ${why.join('; ')}` : ''} in ${elapsed().trim()} s; pod logs in ${path.join(DATA, 'logs')}`);
   process.exit(ok && !failed.length ? 0 : 1);
 })();
