@@ -79,6 +79,49 @@ const selectorMatches = (selector, labels) =>
   !!selector && Object.keys(selector).length > 0 &&
   Object.entries(selector).every(([k, v]) => labels[k] === v);
 
+// The pod's securityContext as podman flags; what the kubelet would refuse, refused.
+function securityArgs(pod, sec) {
+  const where = `pod ${pod.name}`;
+  const args = [];
+  if (sec.nonRoot && (sec.user === undefined || Number(sec.user) === 0)) {
+    throw new Error(`${where}: runAsNonRoot without a non-zero runAsUser (the kubelet would refuse it)`);
+  }
+  if (sec.user !== undefined) args.push('--user', sec.group !== undefined ? `${sec.user}:${sec.group}` : `${sec.user}`);
+  if (sec.fsGroup !== undefined) args.push('--group-add', String(sec.fsGroup));
+  if (sec.readOnly) args.push('--read-only', '--read-only-tmpfs=false');
+  for (const cap of sec.drop) args.push('--cap-drop', cap);
+  for (const cap of sec.add) args.push('--cap-add', cap);
+  if (sec.noNewPrivs) args.push('--security-opt', 'no-new-privileges');
+  if (sec.privileged) throw new Error(`${where}: privileged containers are not run here`);
+  return args;
+}
+
+// resources.limits as podman's --memory and --cpus.
+function resourceArgs(c) {
+  const limits = (c.resources || {}).limits || {};
+  const args = [];
+  if (limits.memory) args.push('--memory', String(quantityBytes(limits.memory)));
+  if (limits.cpu) args.push('--cpus', String(quantityCpus(limits.cpu)));
+  return args;
+}
+
+// Ports: nothing to publish (the host reaches the network's addresses); a name used
+// twice is refused.
+function checkPortNames(pod) {
+  const ports = new Set();
+  for (const p of pod.container.ports || []) {
+    if (p.name && ports.has(p.name)) throw new Error(`pod ${pod.name}: port name ${p.name} twice`);
+    ports.add(p.name);
+  }
+}
+
+// command/args with $(VAR) expanded from the container's env: the image and its arguments.
+function commandArgs(c, env) {
+  const command = (c.command || []).map((s) => expand(s, env));
+  const cargs = (c.args || []).map((s) => expand(s, env));
+  return [...(command.length ? ['--entrypoint', JSON.stringify(command)] : []), c.image, ...cargs];
+}
+
 class Cluster {
   constructor({ name, dataDir, namespace = 'default', log = () => {} }) {
     this.name = name;
@@ -323,52 +366,35 @@ class Cluster {
     };
   }
 
+  // `podman create`'s arguments for the pod: its network identity, then each part of
+  // the container spec as the kubelet would apply it.
   runArgs(pod, owner) {
     const c = pod.container;
     const sec = this.podSecurity(pod);
-    const where = `pod ${pod.name}`;
     pod.podIP ??= this.allocateIP();
     const args = ['--name', pod.ctr, '--hostname', pod.name, '--network', this.name,
       '--ip', pod.podIP, '--mac-address', macFor(pod.podIP),
       '--label', `chessrl-deploy=${this.name}`, '--label', `chessrl-deploy-pod=${pod.name}`,
       '--pull', 'never', '--init=false', '--log-driver', 'k8s-file'];
     for (const alias of this.aliases(pod, owner)) args.push('--network-alias', alias);
-    // securityContext
-    if (sec.nonRoot && (sec.user === undefined || Number(sec.user) === 0)) {
-      throw new Error(`${where}: runAsNonRoot without a non-zero runAsUser (the kubelet would refuse it)`);
-    }
-    if (sec.user !== undefined) args.push('--user', sec.group !== undefined ? `${sec.user}:${sec.group}` : `${sec.user}`);
-    if (sec.fsGroup !== undefined) args.push('--group-add', String(sec.fsGroup));
-    if (sec.readOnly) args.push('--read-only', '--read-only-tmpfs=false');
-    for (const cap of sec.drop) args.push('--cap-drop', cap);
-    for (const cap of sec.add) args.push('--cap-add', cap);
-    if (sec.noNewPrivs) args.push('--security-opt', 'no-new-privileges');
-    if (sec.privileged) throw new Error(`${where}: privileged containers are not run here`);
-    // resources.limits
-    const limits = (c.resources || {}).limits || {};
-    if (limits.memory) args.push('--memory', String(quantityBytes(limits.memory)));
-    if (limits.cpu) args.push('--cpus', String(quantityCpus(limits.cpu)));
-    // env
+    args.push(...securityArgs(pod, sec), ...resourceArgs(c));
     const env = this.resolveEnv(pod);
     for (const [k, v] of Object.entries(env)) args.push('--env', `${k}=${v}`);
-    // volumes
-    for (const m of c.volumeMounts || []) {
+    args.push(...this.volumeArgs(pod, owner, sec));
+    checkPortNames(pod);
+    args.push(...commandArgs(c, env));
+    pod.env = env;
+    return args;
+  }
+
+  // --volume for each volumeMount, its host directory made as the kubelet would.
+  volumeArgs(pod, owner, sec) {
+    const args = [];
+    for (const m of pod.container.volumeMounts || []) {
       const host = this.volumeDir(pod, owner, m.name, sec);
       const src = m.subPath ? path.join(host, m.subPath) : host;
       args.push('--volume', `${src}:${m.mountPath}${m.readOnly ? ':ro' : ''}`);
     }
-    // ports: nothing to publish (the host reaches the network's addresses); check names.
-    const ports = new Set();
-    for (const p of c.ports || []) {
-      if (p.name && ports.has(p.name)) throw new Error(`${where}: port name ${p.name} twice`);
-      ports.add(p.name);
-    }
-    // command/args with $(VAR) expanded from the container's env
-    const command = (c.command || []).map((s) => expand(s, env));
-    const cargs = (c.args || []).map((s) => expand(s, env));
-    if (command.length) args.push('--entrypoint', JSON.stringify(command));
-    args.push(c.image, ...cargs);
-    pod.env = env;
     return args;
   }
 
