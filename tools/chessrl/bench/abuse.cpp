@@ -314,7 +314,7 @@ bool run_slow_http(const AbuseOptions& o) {
   ReplayChild replay =
       start_replay_child(*redis, o.bin_dir, {"--probe-listen", "127.0.0.1:0"}, true, "bench abuse");
   if (replay.metrics_port == 0) throw Error("bench abuse: chessrl-replay did not say its metrics port");
-  const int probe_port = harness::logged_port(replay.log_path, 0, "probes on port ").value_or(0);
+  const int probe_port = replay.probe_port;
   if (probe_port == 0) throw Error("bench abuse: chessrl-replay did not say its probe port");
   const double baseline = timed_get(replay.metrics_port, "/healthz", 2);
   // The attackers: half a request each, opened again whenever the server drops it.

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <fstream>
 #include <memory>
@@ -37,12 +38,13 @@ inline std::unique_ptr<harness::RedisServer> start_bench_redis(const std::string
 }
 
 // chessrl-replay as a child over `redis`, on ports the kernel picks (gRPC on
-// `listen` instead when given): gRPC (read from its log) and, unless
-// `metrics` is false, its metrics port.
+// `listen` instead when given), read from its ready file: gRPC and, unless
+// `metrics` is false, its metrics port (and its probe port, with --probe-listen).
 struct ReplayChild {
   std::unique_ptr<Process> child;
   int port = 0;
   int metrics_port = 0;  // 0: metrics off
+  int probe_port = 0;    // 0: none (no --probe-listen)
   std::string log_path;
 };
 
@@ -68,21 +70,25 @@ inline ReplayChild start_replay_program(
   spec.output_path =
       program.log_path.empty() ? redis.dir() + "/chessrl-replay.log" : program.log_path;
   spec.null_stdin = true;
+  const std::string ready_file = spec.output_path + ".ready.json";
+  spec.argv.insert(spec.argv.end(), {"--ready-file", ready_file});
+  std::remove(ready_file.c_str());
   ReplayChild out;
   out.log_path = spec.output_path;
   out.child = std::make_unique<Process>(Process::start(spec).value_or_throw());
-  // It binds ports the kernel picks and names them in its log: no number
-  // picked beforehand that another process could take first.
+  // It binds ports the kernel picks and names them in its ready file: no
+  // number picked beforehand that another process could take first.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  std::optional<int> port;
-  while (!(port = harness::logged_port(out.log_path, 0, "serving gRPC on port "))) {
+  std::optional<harness::ReadyFile> ready;
+  while (!(ready = harness::read_ready_file(ready_file))) {
     if (out.child->exited() || std::chrono::steady_clock::now() > deadline)
-      throw Error(what + ": chessrl-replay did not say its port (" + out.child->status() +
-                  "); its log:\n" + log_tail(out.log_path, 20));
+      throw Error(what + ": chessrl-replay did not write " + ready_file + " (" +
+                  out.child->status() + "); its log:\n" + log_tail(out.log_path, 20));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  out.port = *port;
-  if (metrics) out.metrics_port = harness::logged_port(out.log_path, 0, "metrics on port ").value_or(0);
+  out.port = ready->port("grpc");
+  out.metrics_port = ready->port("metrics");
+  out.probe_port = ready->port("probe");
   rpc::ClientOptions wait;
   wait.address = "127.0.0.1:" + std::to_string(out.port);
   wait.attempts = 40;
