@@ -40,6 +40,24 @@ TEST(StatusListenOptions, KeepsTheServicesDefaultAndParsesBothFlags) {
   EXPECT_EQ(o.probe_listen, "127.0.0.1:0");
 }
 
+// chessrl-web's part: its page port answers /metrics, so only --probe-listen.
+TEST(ProbeListenOptions, DeclaresTheProbeListenerAloneWithTheGroupsHelp) {
+  ProbeListenOptions o;
+  CLI::App app;
+  o.add_to(app);
+  EXPECT_EQ(parse(app, {}), "");
+  EXPECT_EQ(o.probe_listen, "off");
+  EXPECT_EQ(parse(app, {"--probe-listen", "127.0.0.1:0"}), "");
+  EXPECT_EQ(o.probe_listen, "127.0.0.1:0");
+  EXPECT_EQ(app.get_option_no_throw("--metrics-listen"), nullptr);
+  StatusListenOptions both;
+  CLI::App full;
+  both.add_to(full);
+  ASSERT_NE(full.get_option_no_throw("--probe-listen"), nullptr);
+  EXPECT_EQ(app.get_option("--probe-listen")->get_description(),
+            full.get_option("--probe-listen")->get_description());
+}
+
 TEST(DeviceOptions, DefaultsAreCpuFp32AndTheCeiling) {
   DeviceOptions o;
   CLI::App app;

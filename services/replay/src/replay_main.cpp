@@ -17,6 +17,7 @@
 #include "chessrl/replay/sharded_store.h"
 #include "chessrl/replay_service/main.h"
 #include "chessrl/replay_service/replay_server.h"
+#include "chessrl/runtime/options.h"
 #include "chessrl/runtime/service_process.h"
 #include "chessrl/rpc/security_flags.h"
 #include "model_http.h"
@@ -25,12 +26,13 @@ namespace chessrl::replay_service {
 
 namespace {
 
-struct Settings {
+// The status listeners (--metrics-listen, --probe-listen) are libs/runtime's group.
+struct Settings : chessrl::runtime::StatusListenOptions {
+  Settings() { metrics_listen = "0.0.0.0:9102"; }
+
   std::string store = "redis";
   chessrl::replay::RedisOptions redis;
   chessrl::replay_service::ReplayServerOptions server;
-  std::string metrics_listen = "0.0.0.0:9102";
-  std::string probe_listen = "off";  // the chart's probes: --probe-listen
   std::string models_http_listen = "off";  // the model URLs: --models-http-listen
   bool models_http_public = false;
   int dedup_ttl_hours = 7 * 24;
@@ -81,13 +83,7 @@ void read_password(Settings& s) {
 
 void add_options(CLI::App& app, Settings& s) {
   app.add_option("--listen", s.server.listen, "gRPC address (host:port)")->capture_default_str();
-  app.add_option("--metrics-listen", s.metrics_listen,
-                 "/metrics and /healthz address; \"off\" disables")
-      ->capture_default_str();
-  app.add_option("--probe-listen", s.probe_listen,
-                 "address of /healthz and /livez alone, for the kubelet's probes (a port no "
-                 "NetworkPolicy rule opens); \"off\": none")
-      ->capture_default_str();
+  s.chessrl::runtime::StatusListenOptions::add_to(app);
   app.add_option("--models-http-listen", s.models_http_listen,
                  "address of the model URLs over plain HTTP, for an HTTP cache or CDN in front: "
                  "GET /models/v<N> (immutable, ETag, ranges) and /models/latest (a redirect); "

@@ -66,9 +66,7 @@ void add_options(CLI::App& app, WebOptions& o) {
   app.add_option("--listen", o.listen,
                  "address of the page, api/state, /metrics and /healthz (host:port)")
       ->capture_default_str();
-  app.add_option("--probe-listen", o.probe_listen,
-                 "address of /healthz and /livez alone, for the kubelet's probes; \"off\": none")
-      ->capture_default_str();
+  o.runtime::ProbeListenOptions::add_to(app);
   app.add_option("--selfplay", o.selfplay,
                  "self-play metrics addresses (host:port, comma-separated) whose GET /live is "
                  "shown; every address a name resolves to is one pod (a headless Service name "

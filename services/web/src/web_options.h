@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "chessrl/core/result.h"
+#include "chessrl/runtime/options.h"
 
 namespace chessrl::web_service {
 
@@ -16,9 +17,10 @@ struct Endpoint {
   std::string text() const;  // as given
 };
 
-struct WebOptions {
+// --probe-listen is libs/runtime's probe listener alone: the page's --listen
+// already answers /metrics and /healthz, so there is no --metrics-listen.
+struct WebOptions : runtime::ProbeListenOptions {
   std::string listen = "0.0.0.0:8080";
-  std::string probe_listen = "off";
   std::string selfplay;   // comma-separated host:port; every address a name resolves to is a pod
   std::string evaluator;  // host:port, "" none
   double poll_interval_s = 1.0;

@@ -3,14 +3,18 @@
 
 namespace chessrl::runtime {
 
-void StatusListenOptions::add_to(CLI::App& app) {
-  app.add_option("--metrics-listen", metrics_listen,
-                 "/metrics and /healthz address; \"\" or \"off\" disables")
-      ->capture_default_str();
+void ProbeListenOptions::add_to(CLI::App& app) {
   app.add_option("--probe-listen", probe_listen,
                  "address of /healthz and /livez alone, for the kubelet's probes (a port no "
                  "NetworkPolicy rule opens); \"off\": none")
       ->capture_default_str();
+}
+
+void StatusListenOptions::add_to(CLI::App& app) {
+  app.add_option("--metrics-listen", metrics_listen,
+                 "/metrics and /healthz address; \"\" or \"off\" disables")
+      ->capture_default_str();
+  ProbeListenOptions::add_to(app);
 }
 
 void DeviceOptions::add_to(CLI::App& app, bool with_precision) {

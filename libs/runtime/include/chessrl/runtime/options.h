@@ -24,12 +24,21 @@
 
 namespace chessrl::runtime {
 
-// --metrics-listen and --probe-listen: where a service answers /metrics and
-// /healthz, and /healthz and /livez alone for the kubelet's probes.
-struct StatusListenOptions {
-  std::string metrics_listen;        // "" or "off": none; each service sets its own port
+// --probe-listen alone: where a service answers /healthz and /livez, and
+// nothing else, for the kubelet's probes. A service whose one port already
+// answers /metrics (chessrl-web's --listen) declares this part alone.
+struct ProbeListenOptions {
   std::string probe_listen = "off";  // "off": none
 
+  void add_to(CLI::App& app);
+};
+
+// --metrics-listen and --probe-listen: where a service answers /metrics and
+// /healthz, and /healthz and /livez alone for the kubelet's probes.
+struct StatusListenOptions : ProbeListenOptions {
+  std::string metrics_listen;  // "" or "off": none; each service sets its own port
+
+  // Declares both flags, --metrics-listen first.
   void add_to(CLI::App& app);
 };
 
