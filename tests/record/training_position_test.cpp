@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "chessrl/chess/movegen.h"
 #include "chessrl/chess/notation.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/record/move_codec.h"
@@ -93,6 +94,31 @@ TEST(DecodePosition, GivesTheNextMovesAndThePliesLeft) {
   refused = decode_position(bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("plies_left 1 is below 2"), std::string::npos) << refused.error();
+}
+
+TEST(DecodePosition, LeavesThePositionReachedAndItsLegalMovesOnlyOnSuccess) {
+  v1::TrainingPosition p = after_e4_e5();
+  chess::Position reached;
+  chess::MoveList legal;
+  auto decoded = decode_position(p, &reached, &legal);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  auto played = chess::Position::from_fen(chess::kStartFen).value_or_throw();
+  for (const char* uci : {"e2e4", "e7e5"}) played.make_move(chess::parse_uci(played, uci).value_or_throw());
+  EXPECT_EQ(reached.fen(), played.fen());
+  // The list make_example_at takes in place of a second generation: the same
+  // moves in the same order as chess::legal_moves.
+  const chess::MoveList want = chess::legal_moves(reached);
+  ASSERT_EQ(legal.size(), want.size());
+  EXPECT_EQ(legal.size(), 29);
+  for (int i = 0; i < want.size(); ++i) EXPECT_EQ(legal[i], want[i]) << "move " << i;
+
+  // A refused position writes neither.
+  p.set_result(2);
+  chess::Position untouched;
+  chess::MoveList empty;
+  ASSERT_FALSE(decode_position(p, &untouched, &empty).ok());
+  EXPECT_EQ(untouched.fen(), chess::Position().fen());
+  EXPECT_TRUE(empty.empty());
 }
 
 TEST(DecodePosition, NamesTheGamePlyAndProblem) {

@@ -16,7 +16,10 @@
 namespace chessrl::train {
 namespace {
 
-Result<Example> finish_example(chess::Position& pos, std::span<const chess::Move> policy_moves,
+// `given`: every legal move of `pos` in generation order; null: generated
+// here. One list serves the policy's legality and the legal targets.
+Result<Example> finish_example(chess::Position& pos, const chess::MoveList* given,
+                               std::span<const chess::Move> policy_moves,
                                std::span<const float> policy_probs, int result) {
   if (policy_moves.size() != policy_probs.size())
     return fail("policy has " + std::to_string(policy_moves.size()) + " moves but " +
@@ -27,9 +30,9 @@ Result<Example> finish_example(chess::Position& pos, std::span<const chess::Move
   Example e;
   e.planes = nn::encode(pos);
   e.result = static_cast<std::int8_t>(result);
-  // One move generation for the policy's legality and the legal list.
-  chess::MoveList legal;
-  chess::generate_legal(pos, legal);
+  chess::MoveList generated;
+  if (!given) chess::generate_legal(pos, generated);
+  const chess::MoveList& legal = given ? *given : generated;
   double sum = 0;
   e.policy.reserve(policy_moves.size());
   for (std::size_t i = 0; i < policy_moves.size(); ++i) {
@@ -68,12 +71,13 @@ Result<Example> make_example(std::string_view fen, std::span<const chess::Move> 
                   ") is not legal in " + pos->fen());
     pos->make_move(history[i]);
   }
-  return finish_example(*pos, policy_moves, policy_probs, result);
+  return finish_example(*pos, nullptr, policy_moves, policy_probs, result);
 }
 
-Result<Example> make_example_at(chess::Position& reached, std::span<const chess::Move> policy_moves,
+Result<Example> make_example_at(chess::Position& reached, const chess::MoveList& legal,
+                                std::span<const chess::Move> policy_moves,
                                 std::span<const float> policy_probs, int result) {
-  return finish_example(reached, policy_moves, policy_probs, result);
+  return finish_example(reached, &legal, policy_moves, policy_probs, result);
 }
 
 Result<std::vector<Example>> examples_from_record(const record::GameRecord& record) {
@@ -107,7 +111,7 @@ Result<std::vector<Example>> examples_from_record(const record::GameRecord& reco
         probs.push_back(entry.probability);
       }
       const int result = pos->side_to_move() == chess::kWhite ? white_result : -white_result;
-      auto e = finish_example(*pos, moves, probs, result);
+      auto e = finish_example(*pos, nullptr, moves, probs, result);
       if (!e) return fail("game " + record.id + " ply " + std::to_string(ply) + ": " + e.error());
       e->root_value = t.root_value;
       e->root_draw = t.root_draw;

@@ -12,13 +12,14 @@ namespace chessrl::trainer_service {
 
 Result<train::Example> to_example(const v1::TrainingPosition& p) {
   // Decoding replays the history once (the input planes need its positions)
-  // and leaves the position reached; the policy rule is applied once, by
-  // make_example_at.
+  // and generates the reached position's moves once; it leaves both, and the
+  // policy rule is applied once, by make_example_at.
   chess::Position reached;
-  auto decoded = record::decode_position(p, &reached);
+  chess::MoveList legal;
+  auto decoded = record::decode_position(p, &reached, &legal);
   if (!decoded.ok()) return fail(decoded.error());
-  auto example = train::make_example_at(reached, decoded->policy_moves, decoded->policy_probs,
-                                        decoded->result);
+  auto example = train::make_example_at(reached, legal, decoded->policy_moves,
+                                        decoded->policy_probs, decoded->result);
   if (!example.ok()) {
     return fail("sampled position of game '" + p.game_id() + "' ply " + std::to_string(p.ply()) +
                 ": " + example.error());

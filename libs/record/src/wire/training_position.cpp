@@ -18,7 +18,8 @@ std::string where(const v1::TrainingPosition& p) {
 
 }  // namespace
 
-Result<DecodedPosition> decode_position(const v1::TrainingPosition& p, chess::Position* reached) {
+Result<DecodedPosition> decode_position(const v1::TrainingPosition& p, chess::Position* reached,
+                                        chess::MoveList* legal_out) {
   auto start = chess::Position::from_fen(p.fen());
   if (!start.ok()) return fail(where(p) + ": bad FEN '" + p.fen() + "': " + start.error());
   chess::Position pos = std::move(start).value();
@@ -100,6 +101,7 @@ Result<DecodedPosition> decode_position(const v1::TrainingPosition& p, chess::Po
     out.plies_left = int(p.plies_left());
   }
   if (reached) *reached = std::move(pos);
+  if (legal_out) *legal_out = legal;
   return out;
 }
 

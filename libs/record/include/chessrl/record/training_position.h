@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "chessrl/chess/movegen.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/chess/types.h"
 #include "chessrl/core/result.h"
@@ -40,9 +41,13 @@ struct DecodedPosition {
 // it is played, or a value outside its range (result, root value and draw,
 // material, plies left): a store whose data does not match what replay
 // validated, which must not become a training example.
-// With `reached`, also the position trained on, with its history (what
-// train::make_example_at takes): no second replay from the FEN.
+// With `reached`, also the position trained on, with its history, and with
+// `legal` that position's legal moves in generation order (chess::legal_moves:
+// the list the policy and next moves were decoded against); both are what
+// train::make_example_at takes: no second replay from the FEN, no second move
+// generation. Either is written only on success.
 Result<DecodedPosition> decode_position(const v1::TrainingPosition& position,
-                                        chess::Position* reached = nullptr);
+                                        chess::Position* reached = nullptr,
+                                        chess::MoveList* legal = nullptr);
 
 }  // namespace chessrl::record

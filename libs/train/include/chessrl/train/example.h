@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "chessrl/chess/movegen.h"
 #include "chessrl/chess/position.h"
 #include "chessrl/chess/types.h"
 #include "chessrl/core/result.h"
@@ -56,9 +57,12 @@ Result<Example> make_example(std::string_view fen, std::span<const chess::Move> 
                              std::span<const float> policy_probs, int result);
 
 // The same for `reached`, the position trained on with its history already
-// played (as record::decode_position leaves it): no FEN, no replay. `reached`
-// is left as it was (encoding unmakes and remakes its history).
-Result<Example> make_example_at(chess::Position& reached, std::span<const chess::Move> policy_moves,
+// played, and `legal`, every legal move of it in generation order
+// (chess::legal_moves), as record::decode_position leaves them: no FEN, no
+// replay, no move generation. `reached` is left as it was (encoding unmakes
+// and remakes its history). Precondition: `legal` is `reached`'s list.
+Result<Example> make_example_at(chess::Position& reached, const chess::MoveList& legal,
+                                std::span<const chess::Move> policy_moves,
                                 std::span<const float> policy_probs, int result);
 
 // Every recorded position of a game (one per MoveTarget), encoded with the
