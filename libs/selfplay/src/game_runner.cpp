@@ -16,6 +16,7 @@
 
 #include "chessrl/chess/rules.h"
 #include "chessrl/core/error.h"
+#include "chessrl/record/game_limits.h"
 
 namespace chessrl::selfplay {
 
@@ -92,7 +93,9 @@ Result<void> SelfPlayConfig::validate() const {
   if (auto r = playouts.validate(); !r) return r;
   if (auto r = temperature.validate(); !r) return r;
   if (auto r = resign.validate(); !r) return r;
-  if (max_plies < 1) return fail("max plies must be >= 1, got " + std::to_string(max_plies));
+  if (max_plies < 1 || max_plies > record::kMaxGamePlies)
+    return fail("max plies must be in [1, " + std::to_string(record::kMaxGamePlies) +
+                "] (the replay service refuses a longer game), got " + std::to_string(max_plies));
   if (adjudicate_material < 0)
     return fail("adjudicate material must be >= 0 pawns (0: off), got " +
                 std::to_string(adjudicate_material));

@@ -1,5 +1,7 @@
 #include "local/options.h"
 
+#include "chessrl/record/game_limits.h"
+
 namespace chessrl::tool {
 
 void add_local_options(CLI::App& cmd, LocalOptions& o) {
@@ -57,8 +59,9 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
       ->capture_default_str();
   cmd.add_option("--max-plies", o.max_plies,
                  "Plies after which a self-play game ends, a draw or won on material "
-                 "(default: chessrl-selfplay's, 200)")
-      ->check(CLI::Range(10, 2000));
+                 "(default: chessrl-selfplay's, 200; at most the longest game replay "
+                 "accepts)")
+      ->check(CLI::Range(10, record::kMaxGamePlies));
   cmd.add_option("--adjudicate-material", o.adjudicate_material,
                  "At --max-plies, a side this many pawns ahead wins the self-play game (0: a "
                  "draw; default: chessrl-selfplay's, 3)")

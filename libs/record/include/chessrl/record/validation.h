@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "chessrl/record/game_limits.h"
 #include "chessrl/record/result_rule.h"
 #include "chessrl/v1/game.pb.h"
 
@@ -44,7 +45,7 @@ struct Rejection {
 
 struct ValidationLimits {
   std::size_t max_game_bytes = 1 << 20;  // serialized size of one Game
-  std::size_t max_plies = 1024;
+  std::size_t max_plies = kMaxGamePlies;  // self-play's --max-plies stays within it
   std::size_t max_id_length = 128;
   std::size_t max_producer_length = 128;
 };

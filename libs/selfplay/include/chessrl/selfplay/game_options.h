@@ -7,9 +7,28 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
+#include "chessrl/record/game_limits.h"
 #include "chessrl/selfplay/game_runner.h"
 
 namespace chessrl::selfplay {
+
+// A move limit in [1, record::kMaxGamePlies]: a longer game is one the replay
+// service refuses. CLI11 puts the flag's name before the message.
+inline CLI::Validator game_plies_check() {
+  const std::string range = "[1, " + std::to_string(record::kMaxGamePlies) + "]";
+  return CLI::Validator(
+      [range](std::string& value) -> std::string {
+        int plies = 0;
+        if (CLI::detail::lexical_cast(value, plies) && plies >= 1 &&
+            plies <= record::kMaxGamePlies)
+          return {};
+        return value + " is not in " + range + ": the replay service refuses a game of more " +
+               "than " + std::to_string(record::kMaxGamePlies) + " plies";
+      },
+      "INT in " + range);
+}
 
 inline void add_game_options(CLI::App& app, SelfPlayConfig& c) {
   app.add_option("--visits", c.playouts.full_visits, "Visits of a full (recorded) search")
@@ -23,8 +42,9 @@ inline void add_game_options(CLI::App& app, SelfPlayConfig& c) {
                  "Fraction of moves searched fully and recorded (1: every move)")
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();
-  app.add_option("--max-plies", c.max_plies, "Plies after which a game is a draw")
-      ->check(CLI::Range(1, 100000))
+  app.add_option("--max-plies", c.max_plies,
+                 "Plies after which a game is a draw (at most the longest game replay accepts)")
+      ->check(game_plies_check())
       ->capture_default_str();
   app.add_option("--adjudicate-material", c.adjudicate_material,
                  "At the move limit, a side this many pawns ahead wins (0: a draw)")
@@ -35,7 +55,7 @@ inline void add_game_options(CLI::App& app, SelfPlayConfig& c) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--short-max-plies", c.short_max_plies, "Move limit of a short game")
-      ->check(CLI::Range(1, 100000))
+      ->check(game_plies_check())
       ->capture_default_str();
   app.add_option("--short-adjudicate-material", c.short_adjudicate_material,
                  "At a short game's limit, a side this many pawns ahead wins (0: a draw)")

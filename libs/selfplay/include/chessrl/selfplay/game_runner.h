@@ -59,7 +59,9 @@ struct SelfPlayConfig {
   // self-play does not shuffle into repetitions.
   mcts::TemperatureSchedule temperature{.initial = 1.0f, .plies = 30, .final = 0.5f};
   mcts::ResignPolicy resign;
-  int max_plies = 200;  // a game still going after this many plies is a draw (move limit)
+  // A game still going after this many plies is a draw (move limit); at most
+  // record::kMaxGamePlies, the longest game replay accepts.
+  int max_plies = 200;
   // At the move limit, a side at least this many pawns ahead in material
   // (chess::material_balance) wins by adjudication instead; 0: always a draw
   // (run 1: 3).
