@@ -7,11 +7,15 @@ const assert = require('node:assert/strict');
 const { render, prefetch, COMPONENTS, workloadOf, defaultValues, configOf } = require('./lib/chart');
 
 // For each component, a --set that changes one value of its `config` map in values.yaml:
-// the first number there, plus one (redis.config is empty by default: add maxmemory).
+// the first number there, plus one (redis.config and replay.config are empty by default:
+// add maxmemory, or a window other than the binary's own).
 function changeFor(component) {
   const config = (defaultValues()[component] || {}).config || {};
   const key = Object.keys(config).find((k) => typeof config[k] === 'number');
   if (component === 'redis' && !key) return { key: 'maxmemory', args: ['--set', 'redis.config.maxmemory=1gb'] };
+  if (component === 'replay' && !key) {
+    return { key: 'window-positions', args: ['--set', 'replay.config.window-positions=100000'] };
+  }
   assert.ok(key, `values.yaml ${component}.config has no number to change`);
   return { key, args: ['--set', `${component}.config.${key}=${config[key] + 1}`] };
 }

@@ -1,6 +1,6 @@
 'use strict';
 // One source of settings: the chart with its default values and `chessrl local` (make run)
-// start self-play, the trainer and the evaluator with the same training settings. Both
+// start self-play, the trainer, the evaluator and replay with the same training settings. Both
 // leave the learning settings to the binaries' own defaults (the ones docs/learning.md
 // measured) and set only what differs by machine; this test renders the chart, asks
 // `chessrl local --print-settings` for what it passes, and compares every option that is
@@ -12,7 +12,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const { render, prefetch, workloadOf, mainContainer, argv, envOf, configOf } = require('./lib/chart');
 
-const COMPONENTS = ['selfplay', 'trainer', 'evaluator'];
+const COMPONENTS = ['selfplay', 'trainer', 'evaluator', 'replay'];
 
 // Options that say where things are, who calls, or on what hardware and for how long a
 // process waits: they differ by environment and do not change how the loop trains.
@@ -20,6 +20,8 @@ const NOT_SETTINGS = new Set([
   'config', 'replay', 'registry', 'metrics-listen', 'probe-listen', 'replica', 'state-dir', 'checkpoint-dir',
   'version-stats', 'acked-log', 'token-file', 'tls-ca', 'tls-server-name', 'device',
   'precision', 'mixed-precision', 'rendezvous-timeout', 'collective-timeout', 'engine',
+  'listen', 'redis-host', 'redis-port', 'redis-shards', 'redis-password-file', 'auth-dir',
+  'tls-cert', 'tls-key', 'models-http-listen',
 ]);
 
 // component -> option -> why the chart and make run differ on purpose. Empty: they agree
@@ -33,6 +35,7 @@ const DELIBERATE = {
   evaluator: {
     ladder: "make run plays the Stockfish ladder (chessrl local --ladder; Stockfish at depth 1-2 is cheap on a laptop); the chart's evaluator.ladder is off by default",
   },
+  replay: {},
 };
 
 // "--name value" pairs of a command line (a flag without a value: "true").
@@ -102,10 +105,11 @@ function disagreements(chart, local, component) {
   return out;
 }
 
-before(() => prefetch([[]], [['--set', 'selfplay.config.max-plies=300']]));
+before(() => prefetch([[]], [['--set', 'selfplay.config.max-plies=300']],
+  [['--set', 'replay.config.window-positions=2000000']]));
 
 describe('one source of settings: the chart and make run', () => {
-  it('start self-play, the trainer and the evaluator with the same training settings', async () => {
+  it('start self-play, the trainer, the evaluator and replay with the same training settings', async () => {
     const objs = await render([]);
     const local = localSettings();
     const problems = [];
@@ -122,6 +126,7 @@ describe('one source of settings: the chart and make run', () => {
       trainer: ['net', 'batch-size', 'optimizer', 'lr', 'value-q-ratio', 'publish-every',
         'min-window', 'max-reuse'],
       evaluator: ['visits', 'leaves', 'pairs', 'anchor-pairs', 'anchors', 'max-plies'],
+      replay: ['window-positions', 'dedup-ttl-hours', 'max-sample'],
     };
     for (const c of COMPONENTS) {
       const chart = chartSettings(objs, c);
@@ -139,10 +144,18 @@ describe('one source of settings: the chart and make run', () => {
       ["selfplay --max-plies: chart 300, make run (the binary's default)"]);
   });
 
+  it("a replay window the chart sets is found and named (replay's settings are compared too)", async () => {
+    const objs = await render(['--set', 'replay.config.window-positions=2000000']);
+    const local = localSettings();
+    assert.deepEqual(disagreements(chartSettings(objs, 'replay'), local.replay, 'replay'),
+      ["replay --window-positions: chart 2000000, make run (the binary's default)"]);
+  });
+
   it('a value given to chessrl local reaches the command line it prints', () => {
-    const local = localSettings(['--max-plies', '150', '--eval-visits', '4', '--lr', '0.01']);
+    const local = localSettings(['--max-plies', '150', '--eval-visits', '4', '--lr', '0.01', '--window', '20000']);
     assert.ok(same(local.selfplay['max-plies'], 150), JSON.stringify(local.selfplay));
     assert.ok(same(local.evaluator.visits, 4) && same(local.evaluator.leaves, 4), JSON.stringify(local.evaluator));
     assert.ok(same(local.trainer.lr, 0.01), JSON.stringify(local.trainer));
+    assert.ok(same(local.replay['window-positions'], 20000), JSON.stringify(local.replay));
   });
 });

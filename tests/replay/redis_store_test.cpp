@@ -110,7 +110,7 @@ TEST_F(RedisStoreTest, PushStoresGamesAndStatsCountThem) {
   EXPECT_EQ(stats->positions, 12u);
   EXPECT_EQ(stats->games_total, 3u);
   EXPECT_EQ(stats->positions_total, 12u);
-  EXPECT_EQ(stats->capacity, 1'000'000u);
+  EXPECT_EQ(stats->capacity, 50'000u);  // RedisOptions' window: chessrl-replay's default
   EXPECT_EQ(server_->cli({"GET", "t:pos:0"}), "a/0");
   EXPECT_EQ(server_->cli({"GET", "t:pos:11"}), "b/6");
   EXPECT_EQ(server_->cli({"LRANGE", "t:window", "0", "-1"}), "0 5 a\n5 7 b");

@@ -1,5 +1,6 @@
 // What `chessrl local` passes to self-play: its search threads (the machine's
-// cores shared out unless given) and, through local_children, its niceness.
+// cores shared out unless given) and, through local_children, its niceness;
+// and to replay: its window only when given.
 #include "local/settings.h"
 
 #include <gtest/gtest.h>
@@ -35,6 +36,15 @@ TEST(LocalSettings, SelfplayThreadsGoToTheSearchAndTheNetworkWorkers) {
   EXPECT_EQ(value_of(argv, "--workers"), "3");
   EXPECT_EQ(value_of(argv, "--nn-threads"), "1");
   EXPECT_EQ(value_of(argv, "--concurrent"), std::to_string(local_defaults::kConcurrentGames));
+}
+
+// The window is chessrl-replay's own (--window-positions' default) unless
+// chessrl local is given --window, as the chart leaves it to the binary.
+TEST(LocalSettings, ReplayKeepsItsOwnWindowUnlessGivenOne) {
+  LocalOptions o;
+  EXPECT_EQ(replay_settings(o), (std::vector<std::string>{"--store", "redis"}));
+  o.window = 20000;
+  EXPECT_EQ(value_of(replay_settings(o), "--window-positions"), "20000");
 }
 
 TEST(LocalSettings, AutoThreadsShareTheCoresOutOverTheProcesses) {

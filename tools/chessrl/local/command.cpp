@@ -118,10 +118,8 @@ bool LocalRun::start_replay(const std::vector<std::string>& redis_args,
                             const StopSignals& signals) {
   launch("replay",
          with_words({binary("chessrl-replay"), "--listen", loopback(o_.port), "--metrics-listen",
-                     loopback(0), "--store", "redis", "--redis-password-file",
-                     (root_ / "redis" / "password").string(), "--window-positions",
-                     std::to_string(o_.window)},
-                    joined(redis_args, {},
+                     loopback(0), "--redis-password-file", (root_ / "redis" / "password").string()},
+                    joined(redis_args, replay_settings(o_),
                            o_.no_auth ? std::vector<std::string>{}
                                       : std::vector<std::string>{"--auth-dir",
                                                                  (root_ / "auth").string()}),
@@ -310,7 +308,8 @@ void add_local_command(CLI::App& app) {
     if (o->print_settings) {
       const nlohmann::json settings = {{"selfplay", selfplay_settings(*o)},
                                        {"trainer", trainer_settings(*o)},
-                                       {"evaluator", evaluator_settings(*o)}};
+                                       {"evaluator", evaluator_settings(*o)},
+                                       {"replay", replay_settings(*o)}};
       std::printf("%s\n", settings.dump(2).c_str());
       return;
     }

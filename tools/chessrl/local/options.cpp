@@ -82,7 +82,10 @@ void add_local_options(CLI::App& cmd, LocalOptions& o) {
                  "Share of the search's root value in the trainer's value target (0: the game "
                  "result alone; default: chessrl-trainer's, 0.3)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd.add_option("--window", o.window, "Replay window (positions)")->capture_default_str();
+  cmd.add_option("--window", o.window,
+                 "Replay window in positions (chessrl-replay --window-positions; default: "
+                 "chessrl-replay's, 50,000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   cmd.add_option("--redis-shards", o.redis_shards,
                  "redis-servers the window is spread over (chessrl-replay --redis-shards; "
                  "shard i keeps its data in run/redis, run/redis-1, ...)")

@@ -23,8 +23,8 @@ struct LocalOptions {
   std::optional<std::string> device;
   std::string gpus, train_gpus;
   // The learning settings are the binaries' own defaults (chessrl-selfplay,
-  // chessrl-trainer, chessrl-evaluator --help), the same the chart runs with;
-  // chessrl local passes one only when it is given here.
+  // chessrl-trainer, chessrl-evaluator, chessrl-replay --help), the same the chart
+  // runs with; chessrl local passes one only when it is given here.
   std::optional<std::string> net;
   std::optional<int> visits, reduced_visits;
   std::optional<float> full_fraction;
@@ -39,8 +39,9 @@ struct LocalOptions {
   std::optional<double> max_reuse;
   std::optional<int> eval_visits, eval_pairs, anchor_pairs;
   std::optional<std::string> anchors;
+  std::optional<std::uint64_t> window;  // replay's; unset: chessrl-replay's own
   // What differs by machine: a laptop's self-play process plays this many
-  // games at once on its one search thread, and the replay window it fills.
+  // games at once on its one search thread.
   int concurrent = local_defaults::kConcurrentGames;
   // Search threads (and as many network workers) per self-play process; 0:
   // this machine's cores shared out over the self-play processes. Self-play
@@ -48,7 +49,6 @@ struct LocalOptions {
   // evaluator, so it takes the cores they leave idle without slowing them.
   int selfplay_threads = 0;
   int selfplay_nice = local_defaults::kSelfplayNice;
-  std::uint64_t window = local_defaults::kWindowPositions;
   // Redis servers the replay window is spread over (chessrl-replay
   // --redis-shards); 1: one, as the chart's default.
   int redis_shards = 1;

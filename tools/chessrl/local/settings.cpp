@@ -86,4 +86,10 @@ std::vector<std::string> evaluator_settings(const LocalOptions& o) {
   return with_words(std::move(a), o.evaluator_args);
 }
 
+std::vector<std::string> replay_settings(const LocalOptions& o) {
+  std::vector<std::string> a = {"--store", "redis"};
+  pass(a, "--window-positions", o.window);
+  return a;
+}
+
 }  // namespace chessrl::tool

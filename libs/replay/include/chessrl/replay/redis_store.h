@@ -28,7 +28,11 @@ struct RedisOptions {
   int port = 6379;
   std::string password;               // AUTH when not empty
   std::string key_prefix = "chessrl";  // every key starts with "<prefix>:"
-  std::uint64_t window_positions = 1'000'000;
+  // Training positions kept: chessrl-replay's --window-positions default, the
+  // window `make run` and the chart's default values train from (a laptop's
+  // loop turns it over in minutes); values-gpu.yaml and values-fleet.yaml set
+  // their own.
+  std::uint64_t window_positions = 50'000;
   // How long a game id is remembered after its game left the window, so a
   // late retry of an evicted game is still a duplicate.
   std::chrono::seconds dedup_ttl{7 * 24 * 3600};
