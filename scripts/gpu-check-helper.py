@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """The parts of scripts/gpu-check.sh that are clearer in Python (stdlib only; pynvml
 when it is installed): sampling the GPU's or the CPU's busy share and memory at 10 Hz,
-running a bench with each stdout line timestamped, parsing the benches' text tables,
-watching `chessrl local`'s /metrics, and writing the summary table.
+running a bench with each stdout line timestamped, reading the benches' figures (the
+JSON document of `bench nn --json` and `bench selfplay --json`, whose windows in Unix
+seconds line up with the samples; bench train's table), watching `chessrl local`'s
+/metrics, and writing the summary table.
 
-Every parser fails loudly (exit 3, "cannot parse ...") when the output does not hold
-what it expects: a changed table must not turn into an empty or made-up figure.
+Every reader fails loudly (exit 3, "cannot parse ...") when the output does not hold
+what it expects: a changed document or table must not turn into an empty or made-up
+figure.
 
 Files under OUT: samples.csv (time, busy %, memory MiB), rows.jsonl (one summary row
 a line), logs/NAME.out (a bench's stdout), logs/NAME.tsv (each stdout line with its
@@ -153,7 +156,8 @@ def window(samples, start, end):
 
 def cmd_run(a):
     """Runs the command; its stdout to NAME.out and, timestamped, NAME.tsv (and
-    echoed, indented), its stderr to NAME.err; the span to steps.jsonl."""
+    echoed, indented; with --json, where stdout is one JSON document for the reader,
+    only where it is), its stderr to NAME.err; the span to steps.jsonl."""
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
     if not shutil.which("stdbuf"):
         die("stdbuf (coreutils) is missing: without it a bench's lines arrive in blocks and "
@@ -170,8 +174,11 @@ def cmd_run(a):
             tsv.write(f"{now:.3f}\t{line}")
             out.flush()
             tsv.flush()
-            print("    " + line, end="", flush=True)
+            if not a.json:
+                print("    " + line, end="", flush=True)
         rc = proc.wait()
+    if a.json:
+        print(f"    (its figures, one JSON document: {a.log}.out)", flush=True)
     end = time.time()
     with open(a.steps, "a") as f:
         f.write(json.dumps({"name": os.path.basename(a.log), "start": start, "end": end,
@@ -224,40 +231,63 @@ def append_row(path, row):
 
 # ---------------------------------------------------------------- bench nn
 
-NN_HEADER = ["net", "batch", "raw evals/s", "ms/batch", "cpu ms", "callers", "eval evals/s",
-             "mean batch", "p50 lat ms", "efficiency"]
+
+def read_bench_json(log, bench):
+    """The JSON document `chessrl bench BENCH --json` printed (LOG.out)."""
+    try:
+        with open(log + ".out") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        die(f"cannot parse {log}.out: not one JSON document (bench {bench} --json): {e}")
+    if not isinstance(doc, dict) or doc.get("bench") != bench:
+        die(f"cannot parse {log}.out: not bench {bench}'s JSON document "
+            f"(its \"bench\" is {doc.get('bench') if isinstance(doc, dict) else None!r})")
+    return doc
+
+
+def field(obj, key, what):
+    """obj[key], a finite number; dies naming `what` otherwise."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or \
+            value in (float("inf"), float("-inf")):
+        die(f"cannot parse {what}: no number '{key}' (got {value!r})")
+    return value
+
+
+def span(obj, key, what):
+    """obj[key], a window [start, end] in Unix seconds."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(value, list) or len(value) != 2 or \
+            not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value) or \
+            value[0] > value[1]:
+        die(f"cannot parse {what}: no window '{key}' [start, end] (got {value!r})")
+    return tuple(value)
 
 
 def cmd_nn(a):
     name = os.path.basename(a.log)
-    lines = read_lines(a.log)
+    doc = read_bench_json(a.log, "nn")
     samples = read_samples(a.samples)
-    header = [i for i, (_, l) in enumerate(lines) if re.match(r"^net\s+batch\s+raw evals/s", l)]
-    if len(header) != 1:
-        die(f"cannot parse {a.log}.out: bench nn's column header (net batch raw evals/s ...) "
-            f"found {len(header)} times")
-    got = re.sub(r"\s+", " ", lines[header[0]][1].strip())
-    if got != " ".join(NN_HEADER):
-        die(f"cannot parse {a.log}.out: bench nn's columns changed: '{got}', expected "
-            f"'{' '.join(NN_HEADER)}'")
-    previous = lines[header[0]][0]
+    rows = doc.get("rows")
+    if not isinstance(rows, list):
+        die(f"cannot parse {a.log}.out: bench nn's document has no list 'rows'")
     seen = {}
-    for t, line in lines[header[0] + 1:]:
-        fields = line.split()
-        if len(fields) != len(NN_HEADER) or not fields[1].isdigit():
-            continue
-        batch = int(fields[1])
-        values = {c: number(v, f"bench nn's {c} at batch {batch} ('{line}')")
-                  for c, v in zip(NN_HEADER[2:], fields[2:])}
-        busy, mem = window(samples, previous, t)
-        row_start, previous = previous, t
-        seen[batch] = {
-            "stage": "selfplay", "step": name, "bench": "nn", "net": fields[0],
-            "precision": a.precision, "batch": batch, "threads": None,
-            "raw evals/s": values["raw evals/s"], "evals/s": values["eval evals/s"],
+    for r in rows:
+        batch = field(r, "batch", f"{a.log}.out: a bench nn row")
+        what = f"{a.log}.out: bench nn's row for batch {batch}"
+        values = {k: field(r, k, what) for k in
+                  ("raw_evals_per_second", "evals_per_second", "efficiency")}
+        start = field(r, "started_at", what)
+        end = field(r, "ended_at", what)
+        busy, mem = window(samples, start, end)
+        seen[int(batch)] = {
+            "stage": "selfplay", "step": name, "bench": "nn", "net": str(r.get("net", "?")),
+            "precision": a.precision, "batch": int(batch), "threads": None,
+            "raw evals/s": values["raw_evals_per_second"],
+            "evals/s": values["evals_per_second"],
             "positions/s": None, "eval ÷ raw": values["efficiency"],
             "busy %": busy, "busy % (raw)": None, "mem MiB": mem,
-            "seconds": round(t - row_start, 1),
+            "seconds": round(end - start, 1),
         }
     missing = [b for b in a.batches if b not in seen]
     if missing:
@@ -271,60 +301,34 @@ def cmd_nn(a):
 
 # ---------------------------------------------------------------- bench selfplay
 
-SP_HEADER = ["run", "positions/s", "playouts/s", "evals/s", "mean batch", "raw evals/s",
-             "efficiency"]
-
 
 def cmd_selfplay(a):
     name = os.path.basename(a.log)
-    lines = read_lines(a.log)
+    doc = read_bench_json(a.log, "selfplay")
     samples = read_samples(a.samples)
-    intro = [i for i, (_, l) in enumerate(lines) if l.startswith("bench selfplay:")]
-    if len(intro) != 1:
-        die(f"cannot parse {a.log}.out: no 'bench selfplay:' line")
-    text = lines[intro[0]][1]
-    m = re.search(r"(\d+) games at once on (\d+) threads", text)
-    if not m:
-        die(f"cannot parse {a.log}.out: no 'N games at once on T threads' in '{text}'")
-    games, threads = int(m.group(1)), int(m.group(2))
-    m = re.search(r"batches up to (\d+)", text)
-    if not m:
-        die(f"cannot parse {a.log}.out: no 'batches up to N' in '{text}'")
-    header = [i for i, (_, l) in enumerate(lines) if l.split()[:2] == ["run", "positions/s"]]
-    if len(header) != 1:
-        die(f"cannot parse {a.log}.out: bench selfplay's column header found {len(header)} times")
-    got = re.sub(r"\s+", " ", lines[header[0]][1].strip())
-    if got != " ".join(SP_HEADER):
-        die(f"cannot parse {a.log}.out: bench selfplay's columns changed: '{got}', expected "
-            f"'{' '.join(SP_HEADER)}'")
-    runs, median_row = [], None
-    previous = lines[header[0]][0]
-    play_spans, raw_spans = [], []
-    for t, line in lines[header[0] + 1:]:
-        fields = line.split()
-        if len(fields) != len(SP_HEADER):
-            continue
-        if fields[0].isdigit():
-            runs.append(fields)
-            # Run k: warm-up from the previous line on, then --seconds of self-play,
-            # then the backend alone for --seconds, its row printed right after.
-            play_spans.append((previous + a.warmup, previous + a.warmup + a.seconds))
-            raw_spans.append((t - a.seconds, t))
-            previous = t
-        elif fields[0] == "med":
-            median_row = fields
-    if len(runs) != a.repeat or median_row is None:
-        die(f"cannot parse {a.log}.out: {len(runs)} run rows (expected {a.repeat}) and "
-            f"{'a' if median_row else 'no'} 'med' row")
-    v = {c: number(x, f"bench selfplay's median {c}") for c, x in zip(SP_HEADER[1:], median_row[1:])}
+    what = f"{a.log}.out: bench selfplay's document"
+    games = int(field(doc, "games", what))
+    threads = int(field(doc, "threads", what))
+    runs = doc.get("runs")
+    if not isinstance(runs, list) or len(runs) != a.repeat:
+        die(f"cannot parse {a.log}.out: {len(runs) if isinstance(runs, list) else 'no'} runs "
+            f"(expected {a.repeat})")
+    # Each run's timed self-play window, and the backend alone at its mean batch.
+    play_spans = [span(r, "selfplay_window", f"{what}'s run {i + 1}") for i, r in enumerate(runs)]
+    raw_spans = [span(r, "raw_window", f"{what}'s run {i + 1}") for i, r in enumerate(runs)]
+    med = doc.get("median")
+    if not isinstance(med, dict):
+        die(f"cannot parse {a.log}.out: bench selfplay's document has no 'median'")
+    v = {k: field(med, k, f"{what}'s median") for k in
+         ("positions_per_second", "evals_per_second", "raw_evals_per_second", "efficiency")}
     busy, _ = windows(samples, play_spans)
     busy_raw, _ = windows(samples, raw_spans)
     start, end = step_span(a.steps, name)
     _, mem = window(samples, start, end)
     row = {"stage": "selfplay", "step": name, "bench": "selfplay", "net": a.net,
            "precision": a.precision, "batch": a.batch, "threads": threads, "games": games,
-           "raw evals/s": v["raw evals/s"], "evals/s": v["evals/s"],
-           "positions/s": v["positions/s"], "eval ÷ raw": v["efficiency"],
+           "raw evals/s": v["raw_evals_per_second"], "evals/s": v["evals_per_second"],
+           "positions/s": v["positions_per_second"], "eval ÷ raw": v["efficiency"],
            "busy %": busy, "busy % (raw)": busy_raw, "mem MiB": mem,
            "seconds": round(end - start, 1)}
     append_row(a.rows, row)
@@ -815,6 +819,7 @@ def main():
     s = sub.add_parser("run")
     s.add_argument("--log", required=True)
     s.add_argument("--steps", required=True)
+    s.add_argument("--json", action="store_true", help="stdout is a JSON document: not echoed")
     s.add_argument("command", nargs=argparse.REMAINDER)
     for name in ("nn", "selfplay", "train"):
         s = sub.add_parser(name)
@@ -829,8 +834,6 @@ def main():
             s.add_argument("--batch", type=int, required=True)
         if name == "selfplay":
             s.add_argument("--net", required=True)
-            s.add_argument("--warmup", type=float, required=True)
-            s.add_argument("--seconds", type=float, required=True)
             s.add_argument("--repeat", type=int, required=True)
     s = sub.add_parser("watch-local")
     s.add_argument("--dir", required=True)

@@ -181,10 +181,14 @@ stage_note() {
 show() { printf '   '; printf ' %q' "$@"; echo; }  # a command, as it could be pasted
 
 # Runs a bench: its stdout (timestamped) and stderr under logs/NAME.*, echoed indented.
+# bench --json NAME ...: the bench prints one JSON document (its --json), which the
+# helper reads; not echoed (the helper's reading prints each row's figures).
 bench() {
+  local json=()
+  [[ $1 == --json ]] && { json=(--json); shift; }
   local name=$1; shift
   if ((dry)); then show "$@"; return 0; fi
-  "${HELPER[@]}" run --log "$LOGS/$name" --steps "$OUT/steps.jsonl" -- "$@" ||
+  "${HELPER[@]}" run "${json[@]}" --log "$LOGS/$name" --steps "$OUT/steps.jsonl" -- "$@" ||
     fail "$name exited with status $? (its stderr: $LOGS/$name.err)"
 }
 parse() {
@@ -344,19 +348,19 @@ stage_selfplay() {
   local p t
   for p in "${PRECISIONS[@]}"; do
     step "bench nn $NET $p, batch $NN_BATCHES"
-    bench "nn-$p" "$TOOL" bench nn --device "$DEVICE" --precision "$p" --net "$NET" \
-      --batch "$NN_BATCHES" --seconds "$NN_SECONDS" --repeat "$NN_REPEAT"
+    bench --json "nn-$p" "$TOOL" bench nn --device "$DEVICE" --precision "$p" --net "$NET" \
+      --batch "$NN_BATCHES" --seconds "$NN_SECONDS" --repeat "$NN_REPEAT" --json
     parse nn --log "$LOGS/nn-$p" --precision "$p" --batches "$NN_BATCHES"
   done
   # Thread counts outermost: both precisions of a row run close together in time.
   for t in "${SP_THREADS[@]}"; do
     for p in "${PRECISIONS[@]}"; do
       step "bench selfplay $NET $p, batch $SP_BATCH, $t threads"
-      bench "selfplay-$p-t$t" "$TOOL" bench selfplay --device "$DEVICE" --precision "$p" \
+      bench --json "selfplay-$p-t$t" "$TOOL" bench selfplay --device "$DEVICE" --precision "$p" \
         --net "$NET" --batch "$SP_BATCH" --threads "$t" --seconds "$SP_SECONDS" \
-        --warmup "$SP_WARMUP" --repeat "$SP_REPEAT" "${SP_VISITS[@]}"
+        --warmup "$SP_WARMUP" --repeat "$SP_REPEAT" "${SP_VISITS[@]}" --json
       parse selfplay --log "$LOGS/selfplay-$p-t$t" --precision "$p" --net "$NET" --batch "$SP_BATCH" \
-        --warmup "$SP_WARMUP" --seconds "$SP_SECONDS" --repeat "$SP_REPEAT"
+        --repeat "$SP_REPEAT"
     done
   done
 }

@@ -5,11 +5,12 @@ hold the rows of every step, with a number wherever a figure is expected. The ta
 is kept as BUILD_DIR/gpu-check-STAGE.md, which CI prints.
 
     gpu_check_test.py SCRIPT STAGE BUILD_DIR          # STAGE: selfplay, train or loop
-    gpu_check_test.py SCRIPT parse-failure BUILD_DIR  # a bench whose table changed
+    gpu_check_test.py SCRIPT parse-failure BUILD_DIR  # a bench whose figures changed
 
 parse-failure runs the selfplay stage with a fake chessrl (GPU_CHECK_CHESSRL) that
-prints bench nn's table with one column too many: the script must stop at that step
-with exit status 1, name it, say why, and still print the table of what completed.
+prints bench nn's JSON document (--json) with a figure missing from its row: the script
+must stop at that step with exit status 1, name it, say why, and still print the table
+of what completed.
 """
 
 import os
@@ -119,15 +120,16 @@ def main():
         if stage == "parse-failure":
             fake = os.path.join(out, "fake-chessrl")
             with open(fake, "w") as f:
-                f.write("#!/bin/sh\necho 'bench nn: a changed table'\n"
-                        "echo 'net batch raw evals/s ms/batch callers eval evals/s mean batch "
-                        "p50 lat ms efficiency extra'\necho '2x16 16 1 1 48 1 16 1 1 1'\n")
+                f.write("#!/bin/sh\necho '{\"bench\": \"nn\", \"rows\": [{\"net\": \"2x16\", "
+                        "\"batch\": 16, \"raw_evals_per_second\": 1, \"efficiency\": 1, "
+                        "\"started_at\": 0, \"ended_at\": 1}]}'\n")
             os.chmod(fake, 0o755)
             proc = run(script, "selfplay", build_dir, os.path.join(out, "out"),
                        {"GPU_CHECK_CHESSRL": fake})
             check("exit status 1", proc.returncode == 1)
-            check("stderr says it cannot parse bench nn's columns",
-                  "cannot parse" in proc.stderr and "bench nn's columns changed" in proc.stderr)
+            check("stderr says which figure of bench nn's JSON it cannot read",
+                  "cannot parse" in proc.stderr and
+                  "bench nn's row for batch 16: no number 'evals_per_second'" in proc.stderr)
             check("stderr names the step",
                   "FAILED at step 2/4 (bench nn 2x16 fp32, batch 16,64)" in proc.stderr)
             summary = os.path.join(out, "out", "summary.md")

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "backend_setup.h"
@@ -170,6 +171,7 @@ struct BenchSelfplayOptions {
   double seconds = 10;
   double warmup = 3;
   int repeat = 3;
+  bool json = false;  // one JSON document on stdout instead of the table
 };
 
 struct Window {
@@ -186,16 +188,31 @@ void run_bench_selfplay(BenchSelfplayOptions o) {
   auto backend = o.setup.backend.make();
   const nn::BatchEvaluatorOptions eo = o.setup.finish(*backend);
   const auto& r = o.setup.runner;
-  std::printf(
-      "bench selfplay: %s; %d games at once on %d threads, %d leaves per search, %d visits per "
-      "move (every move full), %d evaluator worker(s), batches up to %d; median of %d run(s) of "
-      "%.0f s after %.0f s warm-up; raw = the backend alone at the run's mean batch, %d "
-      "stream(s), measured right after\n",
-      o.setup.backend.describe(*backend).c_str(), r.concurrent_games, r.threads,
-      r.leaves_per_search, r.config.playouts.full_visits, eo.workers, eo.max_batch, o.repeat,
-      o.seconds, o.warmup, eo.workers);
-  std::printf("%4s %12s %12s %11s %10s %12s %10s\n", "run", "positions/s", "playouts/s", "evals/s",
-              "mean batch", "raw evals/s", "efficiency");
+  // --json: the table's figures, each run's windows in Unix seconds (bench/util.h).
+  nlohmann::json doc = {{"bench", "selfplay"},
+                        {"backend", o.setup.backend.describe(*backend)},
+                        {"games", r.concurrent_games},
+                        {"threads", r.threads},
+                        {"leaves_per_search", r.leaves_per_search},
+                        {"visits", r.config.playouts.full_visits},
+                        {"workers", eo.workers},
+                        {"max_batch", eo.max_batch},
+                        {"repeat", o.repeat},
+                        {"seconds", o.seconds},
+                        {"warmup", o.warmup},
+                        {"runs", nlohmann::json::array()}};
+  if (!o.json) {
+    std::printf(
+        "bench selfplay: %s; %d games at once on %d threads, %d leaves per search, %d visits per "
+        "move (every move full), %d evaluator worker(s), batches up to %d; median of %d run(s) "
+        "of %.0f s after %.0f s warm-up; raw = the backend alone at the run's mean batch, %d "
+        "stream(s), measured right after\n",
+        o.setup.backend.describe(*backend).c_str(), r.concurrent_games, r.threads,
+        r.leaves_per_search, r.config.playouts.full_visits, eo.workers, eo.max_batch, o.repeat,
+        o.seconds, o.warmup, eo.workers);
+    std::printf("%4s %12s %12s %11s %10s %12s %10s\n", "run", "positions/s", "playouts/s",
+                "evals/s", "mean batch", "raw evals/s", "efficiency");
+  }
   const auto positions = bench_positions(4096);
   std::vector<double> pos_rate, playout_rate, eval_rate, batch, raw_rate, ratio;
   ProgressLine progress;
@@ -211,10 +228,12 @@ void run_bench_selfplay(BenchSelfplayOptions o) {
     std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
     const Window begin = snapshot();
     const auto t0 = Clock::now();
+    const double play_from = unix_seconds();
     progress.show("run %d/%d: self-play for %.0f s", run + 1, o.repeat, o.seconds);
     std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
     const Window end = snapshot();
     const double t = seconds_since(t0);
+    const double play_to = unix_seconds();
     stop = true;
     play.join();
     const nn::EvaluatorStats d = end.evaluator - begin.evaluator;
@@ -224,7 +243,9 @@ void run_bench_selfplay(BenchSelfplayOptions o) {
     for (int i = 0; i < mean; ++i) inputs.push_back(nn::encode_copy(positions[std::size_t(i)]));
     progress.show("run %d/%d: the backend alone at batch %d", run + 1, o.repeat, mean);
     measure_raw(*backend, inputs, 0.3, eo.workers);
+    const double raw_from = unix_seconds();
     const RawResult raw = measure_raw(*backend, inputs, o.seconds, eo.workers);
+    const double raw_to = unix_seconds();
     progress.clear();
     pos_rate.push_back(double(end.runner.positions - begin.runner.positions) / t);
     playout_rate.push_back(double(end.runner.playouts - begin.runner.playouts) / t);
@@ -232,9 +253,27 @@ void run_bench_selfplay(BenchSelfplayOptions o) {
     batch.push_back(d.mean_batch());
     raw_rate.push_back(raw.evals_per_second);
     ratio.push_back(evals / raw.evals_per_second);
+    doc["runs"].push_back({{"run", run + 1},
+                           {"positions_per_second", pos_rate.back()},
+                           {"playouts_per_second", playout_rate.back()},
+                           {"evals_per_second", evals},
+                           {"mean_batch", batch.back()},
+                           {"raw_evals_per_second", raw_rate.back()},
+                           {"efficiency", ratio.back()},
+                           {"selfplay_window", {play_from, play_to}},
+                           {"raw_window", {raw_from, raw_to}}});
+    if (o.json) continue;
     std::printf("%4d %12.1f %12.0f %11.0f %10.1f %12.0f %10.3f\n", run + 1, pos_rate.back(),
                 playout_rate.back(), evals, batch.back(), raw_rate.back(), ratio.back());
     std::fflush(stdout);
+  }
+  doc["median"] = {
+      {"positions_per_second", median(pos_rate)}, {"playouts_per_second", median(playout_rate)},
+      {"evals_per_second", median(eval_rate)},    {"mean_batch", median(batch)},
+      {"raw_evals_per_second", median(raw_rate)}, {"efficiency", median(ratio)}};
+  if (o.json) {
+    print_json_document(doc.dump(2));
+    return;
   }
   std::printf("%4s %12.1f %12.0f %11.0f %10.1f %12.0f %10.3f\n", "med", median(pos_rate),
               median(playout_rate), median(eval_rate), median(batch), median(raw_rate),
@@ -274,6 +313,9 @@ void add_bench_selfplay_command(CLI::App& bench) {
   cmd->add_option("--repeat", o->repeat, "Runs (the median is shown)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the table's figures (each run's self-play and "
+                "backend-alone windows in Unix seconds) instead of the table");
   o->setup.add_options(*cmd);
   cmd->callback([o] { run_bench_selfplay(*o); });
 }

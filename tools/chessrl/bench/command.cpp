@@ -1,16 +1,21 @@
 // chessrl bench nn: forward-pass throughput of an inference backend alone, and
-// through BatchEvaluator with many concurrent callers, measured in one run.
+// through BatchEvaluator with many concurrent callers, measured in one run: a
+// table, or with --json one JSON document of the same figures (each row's
+// window in Unix seconds, for readers that line it up with samples taken
+// meanwhile: scripts/gpu-check-helper.py).
 #include <time.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/forward.h"
 #include "bench/util.h"
 #include "chessrl/chess/movegen.h"
 #include "chessrl/chess/rules.h"
@@ -18,7 +23,6 @@
 #include "chessrl/nn/batch_evaluator.h"
 #include "chessrl/nn/torch_backend.h"
 #include "commands.h"
-#include "bench/forward.h"
 
 namespace chessrl::tool {
 
@@ -99,6 +103,7 @@ struct NnBenchOptions {
   std::string model;
   std::int64_t max_model_params = nn::kDefaultMaxModelParams;  // for --model only
   std::string backend = "torch";
+  bool json = false;  // one JSON document on stdout instead of the table
 };
 
 struct EvaluatorResult {
@@ -154,7 +159,7 @@ EvaluatorResult measure_evaluator(std::shared_ptr<nn::InferenceBackend> backend,
 // plus the policy indices of the legal moves), and expanding to floats (the
 // CPU backend's first step), without and with the chess feature planes a
 // -feat network takes (encoding.h; computed from the 112 planes when expanded).
-void print_encoding_cost(std::vector<chess::Position> positions, int repeat) {
+nlohmann::json encoding_cost(std::vector<chess::Position> positions, int repeat) {
   std::vector<double> prepare_ns, expand_ns, features_ns, expand_all_ns;
   nn::EvalRequest request;
   std::vector<float> planes(nn::kMaxInputPlanes * 64);
@@ -197,12 +202,21 @@ void print_encoding_cost(std::vector<chess::Position> positions, int repeat) {
   }
   volatile std::uint64_t sink = sink_bits;
   (void)sink;
+  return {{"prepare_ns", median(prepare_ns)},
+          {"expand_ns", median(expand_ns)},
+          {"chess_features_ns", median(features_ns)},
+          {"expand_with_features_ns", median(expand_all_ns)},
+          {"planes_with_features", nn::kMaxInputPlanes}};
+}
+
+void print_encoding_cost(const nlohmann::json& c) {
   std::printf(
       "per position, on the caller's thread: prepare (encode 8 plies of history + policy indices) "
       "%.0f ns, expand to floats %.0f ns; chess features (-feat) %.0f ns, expand with them (%d "
       "planes) %.0f ns\n",
-      median(prepare_ns), median(expand_ns), median(features_ns), nn::kMaxInputPlanes,
-      median(expand_all_ns));
+      c["prepare_ns"].get<double>(), c["expand_ns"].get<double>(),
+      c["chess_features_ns"].get<double>(), c["planes_with_features"].get<int>(),
+      c["expand_with_features_ns"].get<double>());
 }
 
 nn::Checkpoint bench_checkpoint(const NnBenchOptions& o, const std::string& net) {
@@ -236,6 +250,7 @@ void run_nn_bench(NnBenchOptions o) {
   const auto positions = bench_positions(std::max(max_batch, max_callers));
 
   ProgressLine progress;
+  nlohmann::json doc = {{"bench", "nn"}, {"rows", nlohmann::json::array()}};
   bool header = false;
   int width = 10;  // the net column: the longest name
   for (const std::string& net : o.nets) width = std::max(width, int(net.size()));
@@ -253,23 +268,32 @@ void run_nn_bench(NnBenchOptions o) {
       backend_options.limits.max_parameters = o.model.empty() ? 0 : o.max_model_params;
       backend = nn::make_torch_backend(checkpoint, backend_options).value_or_throw();
     }
-    if (!header) {
+    if (!header) {  // said once, with the first backend built
       const nn::TorchInfo info = nn::torch_info();
-      std::printf(
-          "bench nn: LibTorch %s, %s; %d forward stream(s) (raw) = %d BatchEvaluator worker(s), "
-          "%d CPU thread(s) each; median of %d run(s) of %.1f s; efficiency = eval / raw, per "
-          "run\n",
-          info.version.c_str(), backend->describe().c_str(), workers, workers, info.cpu_threads,
-          o.repeat, o.seconds);
-      std::printf("%-*s %5s %12s %10s %10s %8s %12s %10s %11s %10s\n", width, "net", "batch",
-                  "raw evals/s", "ms/batch", "cpu ms", "callers", "eval evals/s", "mean batch",
-                  "p50 lat ms", "efficiency");
+      doc["libtorch"] = info.version;
+      doc["backend"] = backend->describe();
+      doc["workers"] = workers;
+      doc["cpu_threads"] = info.cpu_threads;
+      doc["repeat"] = o.repeat;
+      doc["seconds"] = o.seconds;
       header = true;
+      if (!o.json) {
+        std::printf(
+            "bench nn: LibTorch %s, %s; %d forward stream(s) (raw) = %d BatchEvaluator "
+            "worker(s), %d CPU thread(s) each; median of %d run(s) of %.1f s; efficiency = eval "
+            "/ raw, per run\n",
+            info.version.c_str(), backend->describe().c_str(), workers, workers, info.cpu_threads,
+            o.repeat, o.seconds);
+        std::printf("%-*s %5s %12s %10s %10s %8s %12s %10s %11s %10s\n", width, "net", "batch",
+                    "raw evals/s", "ms/batch", "cpu ms", "callers", "eval evals/s", "mean batch",
+                    "p50 lat ms", "efficiency");
+      }
     }
     for (int batch : o.batches) {
       const int callers = callers_for(batch);
       std::vector<nn::InputPlanes> inputs;
       for (int i = 0; i < batch; ++i) inputs.push_back(nn::encode_copy(positions[size_t(i)]));
+      const double started_at = unix_seconds();
       progress.show("%s batch %d: warming up", name.c_str(), batch);
       measure_raw(*backend, inputs, 0.3, workers);
       std::vector<double> raw, ms, cpu_ms, through, fill, latency, ratio;
@@ -291,13 +315,31 @@ void run_nn_bench(NnBenchOptions o) {
       }
       progress.clear();
       const double raw_rate = median(raw), eval_rate = median(through);
+      doc["rows"].push_back({{"net", name},
+                             {"batch", batch},
+                             {"raw_evals_per_second", raw_rate},
+                             {"ms_per_batch", median(ms)},
+                             {"cpu_ms_per_batch", median(cpu_ms)},
+                             {"callers", callers},
+                             {"evals_per_second", eval_rate},
+                             {"mean_batch", median(fill)},
+                             {"p50_latency_ms", median(latency)},
+                             {"efficiency", median(ratio)},
+                             {"started_at", started_at},
+                             {"ended_at", unix_seconds()}});
+      if (o.json) continue;
       std::printf("%-*s %5d %12.0f %10.2f %10.2f %8d %12.0f %10.1f %11.2f %10.3f\n", width,
                   name.c_str(), batch, raw_rate, median(ms), median(cpu_ms), callers, eval_rate,
                   median(fill), median(latency), median(ratio));
       std::fflush(stdout);
     }
   }
-  print_encoding_cost(positions, o.repeat);
+  doc["encoding"] = encoding_cost(positions, o.repeat);
+  if (o.json) {
+    print_json_document(doc.dump(2));
+  } else {
+    print_encoding_cost(doc["encoding"]);
+  }
 }
 
 }  // namespace
@@ -357,6 +399,9 @@ void add_bench_command(CLI::App& app) {
                    "torch, or uniform/random: no network, to measure BatchEvaluator's own cost")
       ->check(CLI::IsMember({"torch", "uniform", "random"}))
       ->capture_default_str();
+  nn_cmd->add_flag("--json", o->json,
+                   "Print one JSON document with the table's figures (each row's window in Unix "
+                   "seconds) instead of the table");
   nn_cmd->callback([o] { run_nn_bench(*o); });
   add_bench_selfplay_command(*bench);
 #ifdef CHESSRL_HAVE_SERVICES

@@ -1,4 +1,5 @@
-// Small helpers the benchmark commands share: timing, medians, progress lines.
+// Small helpers the benchmark commands share: timing, medians, progress lines,
+// --json output.
 #pragma once
 
 #include <unistd.h>
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace chessrl::tool {
@@ -14,6 +16,19 @@ using Clock = std::chrono::steady_clock;
 
 inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Now as Unix time in seconds: the clock a bench's --json windows are given in,
+// so that a reader can line them up with samples taken by another program.
+inline double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Prints `doc` (a JSON document, as text) and a newline on stdout: a bench's
+// --json output, the only thing it then prints there.
+inline void print_json_document(const std::string& doc) {
+  std::printf("%s\n", doc.c_str());
+  std::fflush(stdout);
 }
 
 // Precondition: !v.empty().

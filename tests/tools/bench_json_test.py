@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""`chessrl bench NAME --json`, briefly: it must exit 0 and its whole stdout must be one
+JSON document holding the table's figures (every key below, a finite number where a
+figure is expected, windows as [start, end] in Unix seconds around the run).
+
+    bench_json_test.py CHESSRL NAME [--bin-dir DIR]   # NAME: nn, selfplay, train, ...
+"""
+
+import json
+import math
+import subprocess
+import sys
+import time
+
+failures = []
+
+
+def check(what, ok):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def number(doc, key, where):
+    value = doc.get(key) if isinstance(doc, dict) else None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    check(f"{where}: '{key}' is a number ({value!r})", ok)
+    return value if ok else None
+
+
+def positive(doc, keys, where):
+    for key in keys:
+        value = number(doc, key, where)
+        if value is not None:
+            check(f"{where}: '{key}' above 0", value > 0)
+
+
+def within(value, start, end, where):
+    check(f"{where}: {value!r} within the run [{start:.1f}, {end:.1f}]",
+          value is not None and start - 1 <= value <= end + 1)
+
+
+def window(doc, key, start, end, where):
+    value = doc.get(key) if isinstance(doc, dict) else None
+    ok = isinstance(value, list) and len(value) == 2 and all(
+        isinstance(x, (int, float)) for x in value) and value[0] <= value[1]
+    check(f"{where}: '{key}' is a window [start, end] ({value!r})", ok)
+    if ok:
+        within(value[0], start, end, f"{where} '{key}' start")
+        within(value[1], start, end, f"{where} '{key}' end")
+
+
+def test_nn(doc, start, end):
+    check("bench is 'nn'", doc.get("bench") == "nn")
+    positive(doc, ["workers", "repeat", "seconds"], "nn")
+    check("a libtorch version and a backend", bool(doc.get("libtorch")) and bool(doc.get("backend")))
+    rows = doc.get("rows") or []
+    check("rows for batch 1 and 4", sorted(r.get("batch") for r in rows) == [1, 4])
+    for r in rows:
+        where = f"nn batch {r.get('batch')}"
+        check(f"{where}: net 1x8", r.get("net") == "1x8")
+        positive(r, ["raw_evals_per_second", "ms_per_batch", "cpu_ms_per_batch", "callers",
+                     "evals_per_second", "mean_batch", "p50_latency_ms", "efficiency"], where)
+        within(number(r, "started_at", where), start, end, f"{where} started_at")
+        within(number(r, "ended_at", where), start, end, f"{where} ended_at")
+    positive(doc.get("encoding") or {}, ["prepare_ns", "expand_ns", "chess_features_ns",
+                                         "expand_with_features_ns", "planes_with_features"],
+             "nn encoding")
+
+
+def test_selfplay(doc, start, end):
+    check("bench is 'selfplay'", doc.get("bench") == "selfplay")
+    positive(doc, ["games", "threads", "leaves_per_search", "visits", "workers", "max_batch",
+                   "repeat", "seconds"], "selfplay")
+    runs = doc.get("runs") or []
+    check("two runs, numbered 1 and 2", [r.get("run") for r in runs] == [1, 2])
+    figures = ["positions_per_second", "playouts_per_second", "evals_per_second", "mean_batch",
+               "raw_evals_per_second", "efficiency"]
+    for r in runs:
+        where = f"selfplay run {r.get('run')}"
+        positive(r, figures, where)
+        window(r, "selfplay_window", start, end, where)
+        window(r, "raw_window", start, end, where)
+    positive(doc.get("median") or {}, figures, "selfplay median")
+
+
+CASES = {
+    "nn": (["bench", "nn", "--net", "1x8", "--batch", "1,4", "--seconds", "0.1", "--repeat", "1"],
+           test_nn),
+    "selfplay": (["bench", "selfplay", "--backend", "uniform", "--visits", "16", "--seconds",
+                  "0.5", "--warmup", "0.2", "--repeat", "2"], test_selfplay),
+}
+
+
+def main():
+    chessrl, name = sys.argv[1:3]
+    args, test = CASES[name]
+    start = time.time()
+    proc = subprocess.run([chessrl] + args + ["--json"] + sys.argv[3:], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=600)
+    end = time.time()
+    print(proc.stdout)
+    print(proc.stderr, file=sys.stderr)
+    check("exit status 0", proc.returncode == 0)
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError as e:
+        doc = None
+        check(f"stdout is one JSON document ({e})", False)
+    check("the document is an object", isinstance(doc, dict))
+    if isinstance(doc, dict):
+        test(doc, start, end)
+    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
