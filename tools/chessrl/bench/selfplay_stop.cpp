@@ -50,7 +50,6 @@ namespace {
 using harness::find_service_binary;
 using harness::log_since;
 using harness::log_size;
-using harness::logged_port;
 using harness::pick_port;
 
 constexpr const char* kWhat = "bench selfplay-stop";
@@ -144,18 +143,25 @@ SelfplayChild start_selfplay(const StopBenchOptions& o, int replay_port, const s
   spec.argv.insert(spec.argv.end(), o.selfplay_args.begin(), o.selfplay_args.end());
   spec.output_path = dir + "/" + replica + ".log";
   spec.null_stdin = true;
+  // It binds a metrics port the kernel picks and names it in its ready file
+  // (removed first: a file that is there is this start's).
+  const std::string ready_file = spec.output_path + ".ready.json";
+  spec.argv.insert(spec.argv.end(), {"--ready-file", ready_file});
+  std::remove(ready_file.c_str());
   SelfplayChild out;
   out.log_path = spec.output_path;
   out.child = std::make_unique<Process>(Process::start(spec).value_or_throw());
   const auto deadline = Clock::now() + std::chrono::seconds(60);
-  std::optional<int> port;
-  while (!(port = logged_port(out.log_path, 0, "metrics on port "))) {
+  std::optional<harness::ReadyFile> ready;
+  while (!(ready = harness::read_ready_file(ready_file))) {
     if (out.child->exited() || Clock::now() > deadline)
-      throw Error(std::string(kWhat) + ": chessrl-selfplay did not say its metrics port (" +
+      throw Error(std::string(kWhat) + ": chessrl-selfplay did not write " + ready_file + " (" +
                   out.child->status() + "); its log:\n" + log_tail(out.log_path, 20));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  out.metrics_port = *port;
+  out.metrics_port = ready->port("metrics");
+  if (out.metrics_port <= 0)
+    throw Error(std::string(kWhat) + ": " + ready_file + " names no metrics port");
   return out;
 }
 
