@@ -104,14 +104,14 @@ describe('NOTES.txt (what helm install prints)', () => {
     assert.equal(rule.metricsQuery.replace(/<<\.LabelMatchers>>/g, `namespace="chess-rl",app_kubernetes_io_instance="${RELEASE}"`), kedaQuery);
   });
 
-  it('docs/kubernetes.md shows the adapter rule NOTES prints with the default values', async () => {
+  it('docs/kubernetes-scaling.md shows the adapter rule NOTES prints with the default values', async () => {
     const notes = await renderNotes(['--set', 'selfplay.autoscaling.enabled=true', '--set', 'selfplay.autoscaling.provider=hpa']);
     const printed = /\n\n((?: {2}- seriesQuery:.*\n)(?: {4}.*\n| *\n)+)/.exec(notes)[1].replace(/^ {2}/gm, '').trimEnd();
-    const doc = fs.readFileSync(path.join(tools.repoRoot, 'docs', 'kubernetes.md'), 'utf8');
+    const doc = fs.readFileSync(path.join(tools.repoRoot, 'docs', 'kubernetes-scaling.md'), 'utf8');
     const section = doc.slice(doc.indexOf('### Provider hpa: prometheus-adapter'));
     const m = /```yaml\n([\s\S]*?)\n```/.exec(section);
-    assert.ok(m, 'no yaml block in docs/kubernetes.md, "Provider hpa: prometheus-adapter"');
-    assert.equal(m[1], printed, 'docs/kubernetes.md\'s adapter rule differs from the chart\'s');
+    assert.ok(m, 'no yaml block in docs/kubernetes-scaling.md, "Provider hpa: prometheus-adapter"');
+    assert.equal(m[1], printed, 'docs/kubernetes-scaling.md\'s adapter rule differs from the chart\'s');
   });
 
   it('with selfplay.replicas=null it leaves the number to kubectl scale', async () => {
