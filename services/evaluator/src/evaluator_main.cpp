@@ -48,7 +48,7 @@ int run(ev::EvaluatorOptions options, chessrl::runtime::ServiceProcess& process)
   const std::string& listen = e.options().metrics_listen;
   std::unique_ptr<chessrl::metrics::GpuSampler> gpu;
   std::unique_ptr<chessrl::metrics::Exposer> exposer;
-  if (!listen.empty() && listen != "off") {
+  if (e.options().metrics_on()) {
     gpu = std::make_unique<chessrl::metrics::GpuSampler>(registry, std::chrono::seconds(5));
     exposer =
         std::make_unique<chessrl::metrics::Exposer>(registry, listen, [&e] { return e.health(); },

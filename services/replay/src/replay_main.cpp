@@ -400,7 +400,7 @@ int serve(Settings& s, chessrl::runtime::ServiceProcess& process) {
   chessrl::metrics::add_build_info(registry);
   chessrl::replay_service::ReplayServer server(*games, *models, registry, s.server);
   std::unique_ptr<chessrl::metrics::Exposer> exposer;
-  if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
+  if (s.metrics_on()) {
     exposer = std::make_unique<chessrl::metrics::Exposer>(
         registry, s.metrics_listen,
         [&server] { return server.serving() ? "" : "store unreachable"; }, s.probe_listen);

@@ -305,7 +305,7 @@ int SelfplayService::run() {
 
   LiveView live(s.replica);
   std::unique_ptr<metrics::Exposer> exposer;
-  if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
+  if (s.metrics_on()) {
     exposer = std::make_unique<metrics::Exposer>(registry, s.metrics_listen, [&]() -> std::string {
       {
         std::lock_guard lock(failure_mutex);

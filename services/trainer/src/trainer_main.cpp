@@ -297,7 +297,7 @@ int run(Settings& s, train::DistributedConfig dist, chessrl::runtime::ServicePro
   // /healthz: 503 once the rank stays in one thing past its bound (docs/training.md).
   chessrl::Progress progress(std::chrono::seconds(s.stall_timeout_s));
   std::unique_ptr<chessrl::metrics::Exposer> exposer;
-  if (!s.metrics_listen.empty() && s.metrics_listen != "off") {
+  if (s.metrics_on()) {
     exposer = std::make_unique<chessrl::metrics::Exposer>(
         registry, s.metrics_listen, [&progress] { return progress.stalled(); }, s.probe_listen);
     log("metrics on port " + std::to_string(exposer->port()));

@@ -38,6 +38,9 @@ struct ProbeListenOptions {
 struct StatusListenOptions : ProbeListenOptions {
   std::string metrics_listen;  // "" or "off": none; each service sets its own port
 
+  // Whether --metrics-listen asks for a /metrics listener ("" and "off" do not).
+  bool metrics_on() const { return !metrics_listen.empty() && metrics_listen != "off"; }
+
   // Declares both flags, --metrics-listen first.
   void add_to(CLI::App& app);
 };
