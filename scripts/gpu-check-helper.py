@@ -2,8 +2,8 @@
 """The parts of scripts/gpu-check.sh that are clearer in Python (stdlib only; pynvml
 when it is installed): sampling the GPU's or the CPU's busy share and memory at 10 Hz,
 running a bench with each stdout line timestamped, reading the benches' figures (the
-JSON document of `bench nn --json` and `bench selfplay --json`, whose windows in Unix
-seconds line up with the samples; bench train's table), watching `chessrl local`'s
+JSON document of `bench nn`, `bench selfplay` and `bench train` with --json; nn's and
+selfplay's windows in Unix seconds line up with the samples), watching `chessrl local`'s
 /metrics, and writing the summary table.
 
 Every reader fails loudly (exit 3, "cannot parse ...") when the output does not hold
@@ -192,16 +192,6 @@ def cmd_run(a):
     sys.exit(rc if rc >= 0 else 128 - rc)  # killed by signal -rc
 
 
-def read_lines(log):
-    """[(time, line)] of a bench's stdout."""
-    lines = []
-    with open(log + ".tsv") as f:
-        for raw in f:
-            t, _, line = raw.rstrip("\n").partition("\t")
-            lines.append((float(t), line))
-    return lines
-
-
 def step_span(steps_path, name):
     span = None
     with open(steps_path) as f:
@@ -212,16 +202,6 @@ def step_span(steps_path, name):
     if span is None:
         die(f"no step {name} in {steps_path}")
     return span
-
-
-def number(text, what):
-    try:
-        value = float(text.replace(",", "").rstrip("%"))
-    except ValueError:
-        die(f"cannot parse {what}: '{text}' is not a number")
-    if value != value or value in (float("inf"), float("-inf")):
-        die(f"cannot parse {what}: '{text}' is not a finite number")
-    return value
 
 
 def append_row(path, row):
@@ -342,54 +322,34 @@ def cmd_selfplay(a):
 
 def cmd_train(a):
     name = os.path.basename(a.log)
-    lines = [l for _, l in read_lines(a.log)]
+    doc = read_bench_json(a.log, "train")
     samples = read_samples(a.samples)
-
-    def table_after(prefix):
-        for i, l in enumerate(lines):
-            if l.startswith(prefix):
-                rows = []
-                for r in lines[i + 2:]:
-                    if not r.startswith("|"):
-                        break
-                    rows.append([c.strip() for c in r.strip().strip("|").split("|")])
-                return rows
-        return None
-
-    ranks = table_after("| ranks | threads/rank | samples/s per rank |")
-    if not ranks:
-        die(f"cannot parse {a.log}.out: no '| ranks | threads/rank | samples/s per rank |' table")
-    one = [r for r in ranks if r and r[0] == "1"]
-    if len(one) != 1 or len(one[0]) != 9:
-        die(f"cannot parse {a.log}.out: no 9-column row for 1 rank in the ranks table")
-    r = one[0]
+    one = [r for r in doc.get("rows") or [] if isinstance(r, dict) and r.get("ranks") == 1
+           and not r.get("independent")]
+    if len(one) != 1:
+        die(f"cannot parse {a.log}.out: bench train's document has no row for 1 rank")
+    what = f"{a.log}.out: bench train's row for 1 rank"
     row = {"stage": "train", "step": name, "batch": a.batch, "precision": a.precision,
-           "chessrl samples/s": number(r[2], "samples/s per rank"),
-           "chessrl step ms": number(r[4], "step ms"),
-           "data wait %": number(r[7], "data wait"),
+           "chessrl samples/s": field(one[0], "samples_per_second_per_rank", what),
+           "chessrl step ms": field(one[0], "step_ms", what),
+           "data wait %": 100 * field(one[0], "data_wait_share", what),
            "python": None, "python samples/s": None, "python step ms": None,
            "C++ ÷ Python": None, "note": ""}
-    trainers = table_after("| trainer | threads | samples/s | step ms | parameters |")
-    skipped = [l for l in lines if l.startswith("Python yardstick skipped:")]
-    if trainers is not None:
-        py = [t for t in trainers if t and t[0].startswith("PyTorch ")]
-        if len(py) != 1 or len(py[0]) != 5:
-            die(f"cannot parse {a.log}.out: no PyTorch row in the trainer table")
-        m = re.match(r"PyTorch (\S+) \(Python\)", py[0][0])
-        row["python"] = m.group(1) if m else py[0][0]
-        row["python samples/s"] = number(py[0][2], "the yardstick's samples/s")
-        row["python step ms"] = number(py[0][3], "the yardstick's step ms")
+    yardstick = doc.get("yardstick")
+    if isinstance(yardstick, dict):
+        what = f"{a.log}.out: bench train's yardstick"
+        row["python"] = str(yardstick.get("torch_version", "?"))
+        row["python samples/s"] = field(yardstick, "samples_per_second", what)
+        row["python step ms"] = field(yardstick, "step_ms", what)
         row["C++ ÷ Python"] = round(row["chessrl samples/s"] / row["python samples/s"], 2) \
             if row["python samples/s"] > 0 else None
-        same = [l for l in lines if l.startswith("parameters: C++")]
-        if not same:
-            die(f"cannot parse {a.log}.out: no 'parameters: C++ N, Python M' line")
-        if "MISMATCH" in same[0]:
-            row["note"] = "parameter counts differ: " + same[0].split(".")[0]
-    elif skipped:
-        row["note"] = skipped[0]
+        if yardstick.get("same_network") is not True:
+            row["note"] = (f"parameter counts differ: C++ {doc.get('parameters')}, Python "
+                           f"{yardstick.get('parameters')}")
+    elif isinstance(doc.get("yardstick_skipped"), str):
+        row["note"] = "Python yardstick skipped: " + doc["yardstick_skipped"]
     else:
-        die(f"cannot parse {a.log}.out: neither the trainer table nor 'Python yardstick skipped'")
+        die(f"cannot parse {a.log}.out: neither 'yardstick' nor 'yardstick_skipped'")
     start, end = step_span(a.steps, name)
     row["busy %"], row["mem MiB"] = window(samples, start, end)
     row["seconds"] = round(end - start, 1)

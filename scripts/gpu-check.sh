@@ -377,9 +377,9 @@ stage_train() {
     mixed=()
     [[ $p == bf16 ]] && mixed=(--mixed-precision)
     step "bench train $NET batch $batch $p"
-    bench "train-$batch-$p" "$TOOL" bench train --device "$DEVICE" "${mixed[@]}" --ranks 1 \
+    bench --json "train-$batch-$p" "$TOOL" bench train --device "$DEVICE" "${mixed[@]}" --ranks 1 \
       --net "$NET" --batch "$batch" --examples "$examples" "${TRAIN_RUN[@]}" \
-      --python auto --python-script "$ROOT/tools/chessrl/bench/train_yardstick.py"
+      --python auto --python-script "$ROOT/tools/chessrl/bench/train_yardstick.py" --json
     parse train --log "$LOGS/train-$batch-$p" --precision "$p" --batch "$batch"
   done
 }

@@ -84,11 +84,32 @@ def test_selfplay(doc, start, end):
     positive(doc.get("median") or {}, figures, "selfplay median")
 
 
+def test_train(doc, start, end):
+    check("bench is 'train'", doc.get("bench") == "train")
+    positive(doc, ["parameters", "batch", "threads_per_rank", "steps", "repeat", "cores"], "train")
+    check("the ranks' weights agreed", doc.get("hashes_equal") is True)
+    rows = doc.get("rows") or []
+    check("rows for 1 and 2 ranks, and 2 unconnected",
+          [(r.get("ranks"), r.get("independent")) for r in rows] ==
+          [(1, False), (2, False), (2, True)])
+    for r in rows:
+        where = f"train {r.get('ranks')} rank(s){' unconnected' if r.get('independent') else ''}"
+        positive(r, ["samples_per_second_per_rank", "samples_per_second", "step_ms",
+                     "wall_ms_per_step", "efficiency"], where)
+        for key in ("allreduce_share", "data_wait_share"):
+            value = number(r, key, where)
+            check(f"{where}: '{key}' a share in [0, 1]", value is not None and 0 <= value <= 1)
+    check("no yardstick: --python off, said why",
+          "yardstick" not in doc and isinstance(doc.get("yardstick_skipped"), str))
+
+
 CASES = {
     "nn": (["bench", "nn", "--net", "1x8", "--batch", "1,4", "--seconds", "0.1", "--repeat", "1"],
            test_nn),
     "selfplay": (["bench", "selfplay", "--backend", "uniform", "--visits", "16", "--seconds",
                   "0.5", "--warmup", "0.2", "--repeat", "2"], test_selfplay),
+    "train": (["bench", "train", "--ranks", "1,2", "--net", "1x8", "--batch", "16", "--steps",
+               "2", "--warmup", "1", "--repeat", "1", "--python", "off"], test_train),
 }
 
 

@@ -3,6 +3,7 @@
 // this tool joined over Gloo on loopback (NCCL with --device cuda), on a fixed
 // synthetic data set; and, beside it, the same network trained by PyTorch from
 // Python (train_yardstick.py) with the threads of one rank, on the same device.
+// Tables, or with --json one JSON document of the same figures.
 
 #include <algorithm>
 #include <atomic>
@@ -54,6 +55,7 @@ struct TrainBenchOptions {
   int examples = 4096;
   bool independent = true;  // also R unconnected 1-rank processes at once, for R > 1
   bool worker = false;      // hidden: run as one rank (RANK, WORLD_SIZE, MASTER_* set)
+  bool json = false;        // one JSON document on stdout instead of the tables
 };
 
 // `count` examples from positions along seeded random legal games: the
@@ -319,18 +321,10 @@ std::int64_t cpp_parameter_count(const nn::NetworkConfig& config) {
   return count;
 }
 
-void run_train_bench(const TrainBenchOptions& o) {
-  const nn::NetworkConfig config = nn::parse_network_name(o.net).value_or_throw();
-  std::vector<int> worlds = o.ranks;
-  std::sort(worlds.begin(), worlds.end());
-  worlds.erase(std::unique(worlds.begin(), worlds.end()), worlds.end());
-  const bool have_one = worlds.front() == 1;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-
-  std::string why_not;
-  const std::optional<Yardstick> yardstick = find_yardstick(o.python, o.python_script, why_not);
-  const std::int64_t parameters = cpp_parameter_count(config);
-
+// What bench train measures and how, above its table.
+void print_preamble(const TrainBenchOptions& o, const nn::NetworkConfig& config,
+                    std::int64_t parameters, const std::vector<int>& worlds, bool have_one,
+                    unsigned cores) {
   std::printf(
       "chessrl bench train: %s (%lld parameters), batch %d per rank (weak scaling), %d "
       "LibTorch + BLAS thread(s) per rank, %d timed steps after %d warm-up, median of %d "
@@ -361,6 +355,34 @@ void run_train_bench(const TrainBenchOptions& o) {
           w, o.threads, cores);
   std::printf("\n");
   std::fflush(stdout);
+}
+
+void run_train_bench(const TrainBenchOptions& o) {
+  const nn::NetworkConfig config = nn::parse_network_name(o.net).value_or_throw();
+  std::vector<int> worlds = o.ranks;
+  std::sort(worlds.begin(), worlds.end());
+  worlds.erase(std::unique(worlds.begin(), worlds.end()), worlds.end());
+  const bool have_one = worlds.front() == 1;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+
+  std::string why_not;
+  const std::optional<Yardstick> yardstick = find_yardstick(o.python, o.python_script, why_not);
+  const std::int64_t parameters = cpp_parameter_count(config);
+  // --json: the tables' figures (shares as fractions, times in ms).
+  nlohmann::json doc = {{"bench", "train"},
+                        {"net", config.name()},
+                        {"parameters", parameters},
+                        {"batch", o.batch},
+                        {"threads_per_rank", o.threads},
+                        {"steps", o.steps},
+                        {"warmup", o.warmup},
+                        {"repeat", o.repeat},
+                        {"examples", o.examples},
+                        {"device", o.device},
+                        {"mixed_precision", o.mixed_precision},
+                        {"cores", cores},
+                        {"rows", nlohmann::json::array()}};
+  if (!o.json) print_preamble(o, config, parameters, worlds, have_one, cores);
 
   std::vector<Layout> layouts;
   for (int w : worlds) {
@@ -399,6 +421,38 @@ void run_train_bench(const TrainBenchOptions& o) {
     for (const WorldResult& r : v) x.push_back(r.*field);
     return median(x);
   };
+  if (o.json) {
+    for (std::size_t i = 0; i < layouts.size(); ++i) {
+      const double rate = med(by_layout[i], &WorldResult::samples_per_second);
+      doc["rows"].push_back(
+          {{"ranks", layouts[i].processes},
+           {"independent", layouts[i].independent},
+           {"samples_per_second_per_rank", rate},
+           {"samples_per_second", rate * layouts[i].processes},
+           {"step_ms", 1000 * med(by_layout[i], &WorldResult::step_seconds)},
+           {"wall_ms_per_step", 1000 * med(by_layout[i], &WorldResult::wall_step_seconds)},
+           {"allreduce_share", med(by_layout[i], &WorldResult::allreduce_share)},
+           {"data_wait_share", med(by_layout[i], &WorldResult::data_wait_share)},
+           {"efficiency", have_one ? nlohmann::json(median(efficiency[i])) : nlohmann::json()}});
+    }
+    doc["hashes_equal"] = hashes_equal;
+    if (yardstick) {
+      const double py = median(py_rate);
+      doc["yardstick"] = {
+          {"torch_version", yardstick->torch_version},
+          {"samples_per_second", py},
+          {"step_ms", 1000 * median(py_step)},
+          {"parameters", py_parameters},
+          {"same_network", parameters == py_parameters},
+          {"cpp_over_python",
+           have_one ? nlohmann::json(med(by_layout[0], &WorldResult::samples_per_second) / py)
+                    : nlohmann::json()}};
+    } else {
+      doc["yardstick_skipped"] = why_not;
+    }
+    print_json_document(doc.dump(2));
+    return;
+  }
   std::printf(
       "| ranks | threads/rank | samples/s per rank | samples/s all ranks | step ms | "
       "wall ms/step | all-reduce | data wait | weak-scaling efficiency |\n");
@@ -502,6 +556,8 @@ void add_bench_train_command(CLI::App& bench) {
                 "For each R > 1, also run R unconnected 1-rank processes at once (the machine's "
                 "contention without communication)")
       ->capture_default_str();
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the tables' figures instead of the tables");
   cmd->add_flag("--worker", o->worker, "Run as one rank (internal)")->group("");
   cmd->callback([o] {
     if (o->mixed_precision && o->device != "cuda")
