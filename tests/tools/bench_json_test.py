@@ -3,7 +3,7 @@
 JSON document holding the table's figures (every key below, a finite number where a
 figure is expected, windows as [start, end] in Unix seconds around the run).
 
-    bench_json_test.py CHESSRL NAME [--bin-dir DIR]   # NAME: nn, selfplay, train, ...
+    bench_json_test.py CHESSRL NAME [MORE ARGUMENTS]   # NAME: nn, selfplay, train, ...
 """
 
 import json
@@ -103,6 +103,36 @@ def test_train(doc, start, end):
           "yardstick" not in doc and isinstance(doc.get("yardstick_skipped"), str))
 
 
+def test_sample(doc, start, end):
+    check("bench is 'sample'", doc.get("bench") == "sample")
+    positive(doc, ["window", "plies", "batch", "seconds", "repeat"], "sample")
+    rows = doc.get("rows") or []
+    check("rows for 1, 2, 4 and 8 calls in flight",
+          [r.get("inflight") for r in rows] == [1, 2, 4, 8])
+    for r in rows:
+        where = f"sample {r.get('inflight')} in flight"
+        positive(r, ["examples_per_second", "min", "max", "vs_one"], where)
+        if None not in (r.get("min"), r.get("examples_per_second"), r.get("max")):
+            check(f"{where}: min <= median <= max",
+                  r["min"] <= r["examples_per_second"] <= r["max"])
+    positive(doc.get("decode") or {}, ["positions", "examples_per_second",
+                                       "examples_per_cpu_second",
+                                       "decode_position_per_cpu_second"], "sample decode")
+
+
+def test_replay(doc, start, end):
+    check("bench is 'replay'", doc.get("bench") == "replay")
+    positive(doc, ["clients", "seconds", "repeat", "positions_per_game", "window"], "replay")
+    positive(doc.get("ingest") or {}, ["games_per_call", "games_per_second",
+                                       "positions_per_second", "redis_set_per_second"],
+             "replay ingest")
+    positive(doc.get("sample") or {}, ["positions_per_call", "positions_per_second",
+                                       "calls_per_second", "redis_get_per_second"],
+             "replay sample")
+    positive(doc.get("window_after") or {}, ["games", "positions", "capacity"],
+             "replay window after")
+
+
 CASES = {
     "nn": (["bench", "nn", "--net", "1x8", "--batch", "1,4", "--seconds", "0.1", "--repeat", "1"],
            test_nn),
@@ -110,6 +140,10 @@ CASES = {
                   "0.5", "--warmup", "0.2", "--repeat", "2"], test_selfplay),
     "train": (["bench", "train", "--ranks", "1,2", "--net", "1x8", "--batch", "16", "--steps",
                "2", "--warmup", "1", "--repeat", "1", "--python", "off"], test_train),
+    # More arguments (--bin-dir) come from the command line.
+    "sample": (["bench", "sample", "--window", "5000", "--seconds", "0.3", "--repeat", "1",
+                "--decode-positions", "1000"], test_sample),
+    "replay": (["bench", "replay", "--seconds", "0.3", "--repeat", "1"], test_replay),
 }
 
 

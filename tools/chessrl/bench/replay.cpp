@@ -1,11 +1,12 @@
 // `chessrl bench replay`: the replay service's ingest (games/s) and sample
 // (positions/s) throughput against a private redis-server, with concurrent
 // gRPC clients, printed beside redis-benchmark's raw SET/GET rate measured in
-// the same run.
+// the same run. A table, or with --json one JSON document of the same figures.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,13 +15,13 @@
 #include "bench/util.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/subprocess.h"
-#include "chessrl/metrics/registry.h"
 #include "chessrl/harness/redis_server.h"
-#include "chessrl/replay/redis_store.h"
 #include "chessrl/harness/synthetic_game.h"
+#include "chessrl/metrics/registry.h"
+#include "chessrl/replay/redis_store.h"
+#include "chessrl/replay_service/replay_server.h"
 #include "chessrl/rpc/clients.h"
 #include "commands.h"
-#include "chessrl/replay_service/replay_server.h"
 
 namespace chessrl::tool {
 namespace {
@@ -35,6 +36,7 @@ struct ReplayBenchOptions {
   int repeat = 3;
   std::uint64_t window = 1'000'000;
   std::string appendfsync = "everysec";
+  bool json = false;  // one JSON document on stdout instead of the table
 };
 
 struct RedisRates {
@@ -120,11 +122,14 @@ void run_replay_bench(const ReplayBenchOptions& o) {
   positions_per_game /= double(pool.size());
   std::atomic<std::uint64_t> next_id{0};
 
-  std::printf("chessrl bench replay: redis-server on 127.0.0.1:%d (AUTH, appendfsync %s), "
-              "%d clients, %.0f s per phase, median of %d\n",
-              redis->port(), o.appendfsync.c_str(), o.clients, o.seconds, o.repeat);
-  std::printf("games: %d plies at most, %.1f training positions each; window %llu positions\n\n",
-              o.plies, positions_per_game, static_cast<unsigned long long>(o.window));
+  if (!o.json) {
+    std::printf(
+        "chessrl bench replay: redis-server on 127.0.0.1:%d (AUTH, appendfsync %s), "
+        "%d clients, %.0f s per phase, median of %d\n",
+        redis->port(), o.appendfsync.c_str(), o.clients, o.seconds, o.repeat);
+    std::printf("games: %d plies at most, %.1f training positions each; window %llu positions\n\n",
+                o.plies, positions_per_game, static_cast<unsigned long long>(o.window));
+  }
 
   ProgressLine progress;
   progress.show("redis-benchmark -t set,get -c %d ...", o.clients);
@@ -187,7 +192,32 @@ void run_replay_bench(const ReplayBenchOptions& o) {
   }
   progress.clear();
   auto stats = store.stats();
-
+  if (o.json) {
+    nlohmann::json doc = {{"bench", "replay"},
+                          {"appendfsync", o.appendfsync},
+                          {"clients", o.clients},
+                          {"seconds", o.seconds},
+                          {"repeat", o.repeat},
+                          {"plies", o.plies},
+                          {"positions_per_game", positions_per_game},
+                          {"window", o.window},
+                          {"ingest",
+                           {{"games_per_call", o.push_batch},
+                            {"games_per_second", median(ingest_games)},
+                            {"positions_per_second", median(ingest_positions)},
+                            {"redis_set_per_second", raw.set}}},
+                          {"sample",
+                           {{"positions_per_call", o.sample_count},
+                            {"positions_per_second", median(sample_positions)},
+                            {"calls_per_second", median(sample_calls)},
+                            {"redis_get_per_second", raw.get}}}};
+    if (stats.ok())
+      doc["window_after"] = {
+          {"games", stats->games}, {"positions", stats->positions}, {"capacity", stats->capacity}};
+    server.shutdown(std::chrono::seconds(1));
+    print_json_document(doc.dump(2));
+    return;
+  }
   std::printf("| measure | per call | rate | raw Redis (redis-benchmark, 300 B values) |\n");
   std::printf("| --- | --- | ---: | ---: |\n");
   std::printf("| ingest (PushGames) | %d games | %.0f games/s (%.0f positions/s) | SET %.0f/s |\n",
@@ -226,6 +256,8 @@ void add_bench_replay_command(CLI::App& bench) {
   cmd->add_option("--appendfsync", o->appendfsync, "Redis AOF fsync policy")
       ->check(CLI::IsMember({"always", "everysec", "no"}))
       ->capture_default_str();
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the table's figures instead of the table");
   cmd->callback([o] { run_replay_bench(*o); });
 }
 

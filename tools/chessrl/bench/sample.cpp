@@ -3,7 +3,8 @@
 // chessrl-replay (child process, on loopback) filled with synthetic games; the
 // trainer's ReplaySource fetches batches with 1, 2, 4, 8 Sample calls in
 // flight (--sample-inflight), median examples/s of several interleaved runs;
-// then decoding alone (TrainingPosition to Example) on one thread.
+// then decoding alone (TrainingPosition to Example) on one thread. A table, or
+// with --json one JSON document of the same figures.
 #include <time.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +42,7 @@ struct SampleBenchOptions {
   int decode_positions = 20'000;
   int added_latency_ms = 0;  // slept before each Sample call: a replay service across a network
   std::string bin_dir;
+  bool json = false;  // one JSON document on stdout instead of the table
 };
 
 // Pushes unique synthetic games until `o.window` positions were stored (the
@@ -153,12 +156,22 @@ void run_sample_bench(const SampleBenchOptions& o) {
       o.added_latency_ms > 0
           ? "; " + std::to_string(o.added_latency_ms) + " ms slept before each Sample call"
           : "";
-  std::printf(
-      "chessrl bench sample: chessrl-replay (--store %s) on loopback, window %llu "
-      "positions of synthetic games (%d plies at most); batches of %d, %.1f s per run, "
-      "median of %d interleaved runs%s\n\n",
-      o.store.c_str(), static_cast<unsigned long long>(o.window), o.plies, o.batch, o.seconds,
-      o.repeat, latency_note.c_str());
+  nlohmann::json doc = {{"bench", "sample"},
+                        {"store", o.store},
+                        {"window", o.window},
+                        {"plies", o.plies},
+                        {"batch", o.batch},
+                        {"seconds", o.seconds},
+                        {"repeat", o.repeat},
+                        {"added_latency_ms", o.added_latency_ms},
+                        {"rows", nlohmann::json::array()}};
+  if (!o.json)
+    std::printf(
+        "chessrl bench sample: chessrl-replay (--store %s) on loopback, window %llu "
+        "positions of synthetic games (%d plies at most); batches of %d, %.1f s per run, "
+        "median of %d interleaved runs%s\n\n",
+        o.store.c_str(), static_cast<unsigned long long>(o.window), o.plies, o.batch, o.seconds,
+        o.repeat, latency_note.c_str());
 
   std::vector<std::vector<double>> rates(o.inflight.size());
   for (int r = 0; r < o.repeat; ++r)
@@ -169,18 +182,28 @@ void run_sample_bench(const SampleBenchOptions& o) {
           measure_source(std::make_shared<rpc::ReplayClient>(client_options), o, o.inflight[i]));
     }
   progress.clear();
-  std::printf("| Sample calls in flight | examples/s (median) | min | max | vs 1 |\n");
-  std::printf("| ---: | ---: | ---: | ---: | ---: |\n");
+  if (!o.json) {
+    std::printf("| Sample calls in flight | examples/s (median) | min | max | vs 1 |\n");
+    std::printf("| ---: | ---: | ---: | ---: | ---: |\n");
+  }
   double one = 0, four = 0;
   for (std::size_t i = 0; i < o.inflight.size(); ++i) {
     const double m = median(rates[i]);
     if (o.inflight[i] == 1) one = m;
     if (o.inflight[i] == 4) four = m;
-    std::printf("| %d | %.0f | %.0f | %.0f | %.2fx |\n", o.inflight[i], m,
-                *std::min_element(rates[i].begin(), rates[i].end()),
-                *std::max_element(rates[i].begin(), rates[i].end()), one > 0 ? m / one : 0.0);
+    const double low = *std::min_element(rates[i].begin(), rates[i].end());
+    const double high = *std::max_element(rates[i].begin(), rates[i].end());
+    doc["rows"].push_back({{"inflight", o.inflight[i]},
+                           {"examples_per_second", m},
+                           {"min", low},
+                           {"max", high},
+                           {"vs_one", one > 0 ? nlohmann::json(m / one) : nlohmann::json()}});
+    if (!o.json)
+      std::printf("| %d | %.0f | %.0f | %.0f | %.2fx |\n", o.inflight[i], m, low, high,
+                  one > 0 ? m / one : 0.0);
   }
-  if (one > 0 && four > 0) std::printf("\n4 in flight / 1 in flight: %.2fx\n", four / one);
+  if (one > 0 && four > 0 && !o.json)
+    std::printf("\n4 in flight / 1 in flight: %.2fx\n", four / one);
 
   progress.show("decode: sampling %d positions", o.decode_positions);
   std::vector<v1::TrainingPosition> corpus;
@@ -193,12 +216,20 @@ void run_sample_bench(const SampleBenchOptions& o) {
   progress.show("decode: %d positions on one thread, %d runs", o.decode_positions, o.repeat);
   const DecodeRates decode = measure_decode(corpus, o.repeat);
   progress.clear();
+  replay.child->stop(std::chrono::seconds(5));
+  if (o.json) {
+    doc["decode"] = {{"positions", o.decode_positions},
+                     {"examples_per_second", decode.per_second},
+                     {"examples_per_cpu_second", decode.per_cpu_second},
+                     {"decode_position_per_cpu_second", decode.decode_only}};
+    print_json_document(doc.dump(2));
+    return;
+  }
   std::printf(
       "\ndecode on one thread (%d sampled positions, median of %d): %.0f examples/s "
       "(TrainingPosition to Example), %.0f per CPU second of the thread; "
       "record::decode_position alone %.0f per CPU second\n",
       o.decode_positions, o.repeat, decode.per_second, decode.per_cpu_second, decode.decode_only);
-  replay.child->stop(std::chrono::seconds(5));
 }
 
 }  // namespace
@@ -245,6 +276,8 @@ void add_bench_sample_command(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--bin-dir", o->bin_dir,
                   "where chessrl-replay is (default: beside this program, or the build tree)");
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the table's figures instead of the table");
   cmd->callback([o] { run_sample_bench(*o); });
 }
 
