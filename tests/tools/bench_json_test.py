@@ -133,6 +133,49 @@ def test_replay(doc, start, end):
              "replay window after")
 
 
+STOP_MEDIANS = ["games_flushed", "lost", "abandoned", "plies_per_game", "positions_per_game",
+                "to_stopping_s", "stopping_to_done_s", "done_to_exit_s", "to_exit_s",
+                "to_exit_min_s", "to_exit_max_s"]
+
+
+def test_selfplay_stop(doc, start, end):
+    check("bench is 'selfplay-stop'", doc.get("bench") == "selfplay-stop")
+    check("ok, no problem", doc.get("ok") is True and doc.get("problems") == [])
+    for scenario in ("full", "empty"):
+        part = doc.get(scenario) or {}
+        runs = part.get("runs") or []
+        check(f"{scenario}: one run", len(runs) == 1)
+        for r in runs:
+            where = f"selfplay-stop {scenario} run {r.get('run')}"
+            check(f"{where}: exit status 0", r.get("clean_exit") is True and
+                  r.get("exit_status") == "exit status 0")
+            check(f"{where}: none lost", r.get("lost") == 0)
+            positive(r, ["to_stopping_s", "to_done_s", "to_exit_s"], where)
+            pushed = number(r, "pushed", where)
+            check(f"{where}: 'pushed' not negative", pushed is not None and pushed >= 0)
+        for key in STOP_MEDIANS:
+            number(part.get("median") or {}, key, f"selfplay-stop {scenario} median")
+    # The buffer holds 32 at most; replay may take some before SIGTERM lands (the bench
+    # sends it once replay answers again), so only a flush that happened is timed.
+    full = ((doc.get("full") or {}).get("runs") or [{}])[0]
+    buffered, pushed = full.get("buffered"), full.get("pushed")
+    check(f"full: at most 32 buffered at SIGTERM, all of them pushed ({buffered}, {pushed})",
+          isinstance(buffered, int) and isinstance(pushed, int) and 0 <= buffered <= 32 and
+          pushed >= buffered)
+    if isinstance(buffered, int) and buffered > 0:
+        positive((doc.get("full") or {}).get("median") or {},
+                 ["flush_s", "flush_games_per_second"], "selfplay-stop full median")
+
+
+def test_selfplay_stop_sabotage(doc, start, end):
+    check("bench is 'selfplay-stop'", doc.get("bench") == "selfplay-stop")
+    problems = doc.get("problems") or []
+    check("not ok, the kill named", doc.get("ok") is False and len(problems) == 1 and
+          "killed by SIGKILL" in problems[0])
+    runs = (doc.get("empty") or {}).get("runs") or [{}]
+    check("the run's exit was not clean", runs[0].get("clean_exit") is False)
+
+
 CASES = {
     "nn": (["bench", "nn", "--net", "1x8", "--batch", "1,4", "--seconds", "0.1", "--repeat", "1"],
            test_nn),
@@ -144,19 +187,24 @@ CASES = {
     "sample": (["bench", "sample", "--window", "5000", "--seconds", "0.3", "--repeat", "1",
                 "--decode-positions", "1000"], test_sample),
     "replay": (["bench", "replay", "--seconds", "0.3", "--repeat", "1"], test_replay),
+    "selfplay-stop": (["bench", "selfplay-stop", "--repeat", "1", "--buffer-games", "32"],
+                      test_selfplay_stop),
+    # The check's own test with --json: the document says why, and the exit status is 1.
+    "selfplay-stop-sabotage": (["bench", "selfplay-stop", "--repeat", "1", "--scenario", "empty",
+                                "--sabotage"], test_selfplay_stop_sabotage, 1),
 }
 
 
 def main():
     chessrl, name = sys.argv[1:3]
-    args, test = CASES[name]
+    args, test, status = (CASES[name] + (0,))[:3]
     start = time.time()
     proc = subprocess.run([chessrl] + args + ["--json"] + sys.argv[3:], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=600)
     end = time.time()
     print(proc.stdout)
     print(proc.stderr, file=sys.stderr)
-    check("exit status 0", proc.returncode == 0)
+    check(f"exit status {status} ({proc.returncode})", proc.returncode == status)
     try:
         doc = json.loads(proc.stdout)
     except ValueError as e:

@@ -18,7 +18,8 @@
 // The bench checks what it times: it exits non-zero, saying FAILED, when a
 // stop did not end with chessrl-selfplay's exit status 0 and no game lost.
 // --sabotage sends SIGKILL instead of SIGTERM, so that the check's own test
-// (tests/tools/CMakeLists.txt) sees it fail.
+// (tests/tools/CMakeLists.txt) sees it fail. A table, or with --json one JSON
+// document of the same figures (the exit status is the same).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -30,6 +31,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -69,6 +71,7 @@ struct StopBenchOptions {
   double fill_timeout = 1800;
   std::string bin_dir;
   bool sabotage = false;  // SIGKILL instead of SIGTERM: the check must fail
+  bool json = false;      // one JSON document on stdout instead of the table
 };
 
 // The whole HTTP response to GET `path` on 127.0.0.1:port; "" when nothing answers.
@@ -363,49 +366,109 @@ double median_of(const std::vector<StopRun>& runs, Field field) {
   return v.empty() ? NAN : median(v);
 }
 
-void print_summary(const char* scenario, const std::vector<StopRun>& runs) {
+// A scenario's medians over its runs (seconds; NaN where no run had the figure).
+struct StopSummary {
+  double flushed, lost, abandoned, mean_plies, positions_per_game;
+  double to_stopping, stopping_to_done, flush, done_to_exit, to_exit, to_exit_min, to_exit_max;
+  double flush_games_per_second;  // NaN without a flush
+};
+
+StopSummary summarize(const std::vector<StopRun>& runs) {
   auto m = [&](auto field) { return median_of(runs, field); };
-  auto t = [&](auto field) { return seconds_text(m(field)); };
-  const double flushed = m([](const StopRun& r) { return double(r.buffered); });
+  StopSummary out{};
+  out.flushed = m([](const StopRun& r) { return double(r.buffered); });
   // The flush alone only where every run had one ("pushing": something was buffered).
   const bool every_run_flushed = std::none_of(
       runs.begin(), runs.end(), [](const StopRun& r) { return std::isnan(r.to_pushing); });
-  const double flush =
+  out.flush =
       every_run_flushed ? m([](const StopRun& r) { return r.to_done - r.to_pushing; }) : NAN;
-  double lo = NAN, hi = NAN;
+  out.to_exit_min = out.to_exit_max = NAN;
   for (const auto& r : runs) {
-    lo = std::isnan(lo) ? r.to_exit : std::min(lo, r.to_exit);
-    hi = std::isnan(hi) ? r.to_exit : std::max(hi, r.to_exit);
+    out.to_exit_min =
+        std::isnan(out.to_exit_min) ? r.to_exit : std::min(out.to_exit_min, r.to_exit);
+    out.to_exit_max =
+        std::isnan(out.to_exit_max) ? r.to_exit : std::max(out.to_exit_max, r.to_exit);
   }
-  const std::string rate =
-      flush > 0 && flushed > 0 ? std::to_string(static_cast<long>(flushed / flush)) : "-";
+  out.flush_games_per_second =
+      out.flush > 0 && out.flushed > 0 ? double(static_cast<long>(out.flushed / out.flush)) : NAN;
+  out.lost = m([](const StopRun& r) { return double(r.lost); });
+  out.abandoned = m([](const StopRun& r) { return double(r.abandoned); });
+  out.mean_plies = m([](const StopRun& r) { return r.mean_plies; });
+  out.positions_per_game = m([](const StopRun& r) { return r.positions_per_game; });
+  out.to_stopping = m([](const StopRun& r) { return r.to_stopping; });
+  out.stopping_to_done = m([](const StopRun& r) { return r.to_done - r.to_stopping; });
+  out.done_to_exit = m([](const StopRun& r) { return r.to_exit - r.to_done; });
+  out.to_exit = m([](const StopRun& r) { return r.to_exit; });
+  return out;
+}
+
+void print_summary(const char* scenario, const std::vector<StopRun>& runs) {
+  const StopSummary m = summarize(runs);
+  const std::string rate = std::isnan(m.flush_games_per_second)
+                               ? "-"
+                               : std::to_string(static_cast<long>(m.flush_games_per_second));
   std::printf(
       "| %s | %zu | %.0f | %.0f | %.0f | %.1f | %.1f | %s | %s | %s | %s | **%s** (%s–%s) "
       "| %s |\n",
-      scenario, runs.size(), flushed, m([](const StopRun& r) { return double(r.lost); }),
-      m([](const StopRun& r) { return double(r.abandoned); }),
-      m([](const StopRun& r) { return r.mean_plies; }),
-      m([](const StopRun& r) { return r.positions_per_game; }),
-      t([](const StopRun& r) { return r.to_stopping; }).c_str(),
-      t([](const StopRun& r) { return r.to_done - r.to_stopping; }).c_str(),
-      seconds_text(flush).c_str(),
-      t([](const StopRun& r) { return r.to_exit - r.to_done; }).c_str(),
-      t([](const StopRun& r) { return r.to_exit; }).c_str(), seconds_text(lo).c_str(),
-      seconds_text(hi).c_str(), rate.c_str());
+      scenario, runs.size(), m.flushed, m.lost, m.abandoned, m.mean_plies, m.positions_per_game,
+      seconds_text(m.to_stopping).c_str(), seconds_text(m.stopping_to_done).c_str(),
+      seconds_text(m.flush).c_str(), seconds_text(m.done_to_exit).c_str(),
+      seconds_text(m.to_exit).c_str(), seconds_text(m.to_exit_min).c_str(),
+      seconds_text(m.to_exit_max).c_str(), rate.c_str());
+}
+
+// --json: a run, and a scenario's runs with their medians (NaN: null).
+nlohmann::json run_json(int index, const StopRun& r) {
+  return {{"run", index},
+          {"buffered", r.buffered},
+          {"abandoned", r.abandoned},
+          {"pushed", r.pushed},
+          {"lost", r.lost},
+          {"to_stopping_s", r.to_stopping},
+          {"to_pushing_s", r.to_pushing},
+          {"to_done_s", r.to_done},
+          {"to_exit_s", r.to_exit},
+          {"mean_plies", r.mean_plies},
+          {"positions_per_game", r.positions_per_game},
+          {"exit_status", r.exit_status},
+          {"clean_exit", r.clean_exit}};
+}
+
+nlohmann::json scenario_json(const std::vector<StopRun>& runs) {
+  nlohmann::json out = {{"runs", nlohmann::json::array()}};
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    out["runs"].push_back(run_json(int(i) + 1, runs[i]));
+  const StopSummary m = summarize(runs);
+  out["median"] = {{"games_flushed", m.flushed},
+                   {"lost", m.lost},
+                   {"abandoned", m.abandoned},
+                   {"plies_per_game", m.mean_plies},
+                   {"positions_per_game", m.positions_per_game},
+                   {"to_stopping_s", m.to_stopping},
+                   {"stopping_to_done_s", m.stopping_to_done},
+                   {"flush_s", m.flush},
+                   {"done_to_exit_s", m.done_to_exit},
+                   {"to_exit_s", m.to_exit},
+                   {"to_exit_min_s", m.to_exit_min},
+                   {"to_exit_max_s", m.to_exit_max},
+                   {"flush_games_per_second", m.flush_games_per_second}};
+  return out;
 }
 
 // Prints the table; false when a stop was not clean (stop_problem), each named.
 bool run_stop_bench(const StopBenchOptions& o) {
-  std::printf(
-      "chessrl bench selfplay-stop: chessrl-selfplay (%s network, %d/%d visits, %d games "
-      "at once, %d search threads) pushing to chessrl-replay over a private redis-server "
-      "(appendfsync always), on loopback; %d runs per scenario; --flush-timeout %d%s%s\n\n",
-      o.net.c_str(), o.visits, o.reduced_visits, o.concurrent, o.threads, o.repeat, o.flush_timeout,
-      o.buffer_games > 0 ? (", --buffer-games " + std::to_string(o.buffer_games)).c_str() : "",
-      o.scenario == "empty"
-          ? ""
-          : (o.outage == "redis" ? "; full buffer: filled while Redis is down"
-                                 : "; full buffer: filled while chessrl-replay is down"));
+  if (!o.json)
+    std::printf(
+        "chessrl bench selfplay-stop: chessrl-selfplay (%s network, %d/%d visits, %d games "
+        "at once, %d search threads) pushing to chessrl-replay over a private redis-server "
+        "(appendfsync always), on loopback; %d runs per scenario; --flush-timeout %d%s%s\n\n",
+        o.net.c_str(), o.visits, o.reduced_visits, o.concurrent, o.threads, o.repeat,
+        o.flush_timeout,
+        o.buffer_games > 0 ? (", --buffer-games " + std::to_string(o.buffer_games)).c_str() : "",
+        o.scenario == "empty"
+            ? ""
+            : (o.outage == "redis" ? "; full buffer: filled while Redis is down"
+                                   : "; full buffer: filled while chessrl-replay is down"));
   std::fflush(stdout);
   ProgressLine progress;
   std::vector<StopRun> full, empty;
@@ -413,12 +476,39 @@ bool run_stop_bench(const StopBenchOptions& o) {
     // Interleaved, so that a change in the machine's load touches both alike.
     if (o.scenario != "empty") {
       full.push_back(run_full(o, i, progress));
-      print_run("full", i, full.back());
+      if (!o.json) print_run("full", i, full.back());
     }
     if (o.scenario != "full") {
       empty.push_back(run_empty(o, i, progress));
-      print_run("empty", i, empty.back());
+      if (!o.json) print_run("empty", i, empty.back());
     }
+  }
+  std::vector<std::string> problems;
+  const auto check = [&](const char* scenario, const std::vector<StopRun>& runs) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (const std::string why = stop_problem(runs[i]); !why.empty())
+        problems.push_back(std::string(scenario) + " run " + std::to_string(i + 1) + ": " + why);
+    }
+  };
+  check("full", full);
+  check("empty", empty);
+  if (o.json) {
+    nlohmann::json doc = {{"bench", "selfplay-stop"},
+                          {"net", o.net},
+                          {"visits", o.visits},
+                          {"reduced_visits", o.reduced_visits},
+                          {"concurrent", o.concurrent},
+                          {"threads", o.threads},
+                          {"repeat", o.repeat},
+                          {"flush_timeout", o.flush_timeout},
+                          {"buffer_games", o.buffer_games},
+                          {"outage", o.outage},
+                          {"problems", problems},
+                          {"ok", problems.empty()}};
+    if (!full.empty()) doc["full"] = scenario_json(full);
+    if (!empty.empty()) doc["empty"] = scenario_json(empty);
+    print_json_document(doc.dump(2));
+    return problems.empty();
   }
   std::printf(
       "\nmedians, in seconds: \"stopping\" is the line saying the games in progress "
@@ -434,16 +524,6 @@ bool run_stop_bench(const StopBenchOptions& o) {
       "| ---: |\n");
   if (!full.empty()) print_summary("full", full);
   if (!empty.empty()) print_summary("empty", empty);
-
-  std::vector<std::string> problems;
-  const auto check = [&](const char* scenario, const std::vector<StopRun>& runs) {
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      if (const std::string why = stop_problem(runs[i]); !why.empty())
-        problems.push_back(std::string(scenario) + " run " + std::to_string(i + 1) + ": " + why);
-    }
-  };
-  check("full", full);
-  check("empty", empty);
   std::printf("\n");
   for (const std::string& why : problems) std::printf("%s\n", why.c_str());
   std::printf("%s\n", problems.empty()
@@ -498,6 +578,9 @@ void add_bench_selfplay_stop_command(CLI::App& bench) {
   cmd->add_flag("--sabotage", o->sabotage,
                 "stop with SIGKILL instead of SIGTERM: the check's own test (the bench must "
                 "say FAILED and exit 1)");
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the table's figures (and \"ok\", \"problems\") "
+                "instead of the table");
   cmd->callback([o] {
     if (!run_stop_bench(*o)) throw Error(std::string(kWhat) + ": a stop was not clean");
   });
