@@ -176,6 +176,29 @@ def test_selfplay_stop_sabotage(doc, start, end):
     check("the run's exit was not clean", runs[0].get("clean_exit") is False)
 
 
+def test_swap(doc, start, end):
+    check("bench is 'swap'", doc.get("bench") == "swap")
+    positive(doc, ["concurrent", "threads", "visits", "workers", "seconds", "repeat"], "swap")
+    modes = doc.get("modes") or {}
+    check("modes overlap and drain", sorted(modes) == ["drain", "overlap"])
+    ratios = ["games_ratio", "positions_ratio", "games_per_cpu_second_ratio", "mean_batch"]
+    for name, mode in modes.items():
+        runs = mode.get("runs") or []
+        check(f"swap {name}: one run", len(runs) == 1)
+        for r in runs:
+            where = f"swap {name} run {r.get('run')}"
+            positive(r, ["quiet_games_per_second", "game_seconds", "publish_interval_s",
+                         "games_per_second", "switches"] + ratios, where)
+            for key in ("drain_share", "overlap_share"):
+                value = number(r, key, where)
+                check(f"{where}: '{key}' a share in [0, 1]",
+                      value is not None and 0 <= value <= 1)
+        positive(mode.get("median") or {}, ratios + ["quiet_mean_batch"], f"swap {name} median")
+        check(f"swap {name}: pass is true or false", isinstance(mode.get("pass"), bool))
+    overlap = (modes.get("overlap") or {}).get("median") or {}
+    check("overlap never drains", overlap.get("drain_share") == 0)
+
+
 CASES = {
     "nn": (["bench", "nn", "--net", "1x8", "--batch", "1,4", "--seconds", "0.1", "--repeat", "1"],
            test_nn),
@@ -189,6 +212,9 @@ CASES = {
     "replay": (["bench", "replay", "--seconds", "0.3", "--repeat", "1"], test_replay),
     "selfplay-stop": (["bench", "selfplay-stop", "--repeat", "1", "--buffer-games", "32"],
                       test_selfplay_stop),
+    "swap": (["bench", "swap", "--seconds", "3", "--warmup", "0", "--repeat", "1", "--concurrent",
+              "8", "--visits", "8", "--reduced-visits", "4", "--publish-every", "0.5",
+              "--selfplay-arg=--max-plies=20"], test_swap),
     # The check's own test with --json: the document says why, and the exit status is 1.
     "selfplay-stop-sabotage": (["bench", "selfplay-stop", "--repeat", "1", "--scenario", "empty",
                                 "--sabotage"], test_selfplay_stop_sabotage, 1),

@@ -14,7 +14,8 @@
 // publishes, and drains take at most 2% of the time. Games per CPU second of
 // this process are printed beside games/s: on a shared machine whose load
 // drifts between the phases they are the steadier ratio (though they miss
-// what a drain costs in idle hardware: only its smaller batches).
+// what a drain costs in idle hardware: only its smaller batches). Lines, or with
+// --json one JSON document of the same figures.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -60,6 +62,7 @@ struct SwapBenchOptions {
   int visits = 32;
   int reduced_visits = 8;
   std::vector<std::string> selfplay_args;  // more chessrl-selfplay options
+  bool json = false;                       // one JSON document on stdout instead of the lines
 };
 
 // The self-play counters the bench reads from /metrics.
@@ -289,20 +292,48 @@ void print_run(const std::string& mode, int index, const Run& r) {
   std::fflush(stdout);
 }
 
+// --json: a run's figures, the ratios as print_run says them.
+nlohmann::json run_json(int index, const Run& r) {
+  return {{"run", index},
+          {"quiet_games_per_second", r.quiet.games_per_s},
+          {"game_seconds", r.game_seconds},
+          {"quiet_mean_batch", r.quiet.mean_batch},
+          {"publish_interval_s", r.interval},
+          {"games_per_second", r.publishing.games_per_s},
+          {"games_ratio", r.publishing.games_per_s / r.quiet.games_per_s},
+          {"positions_ratio", r.publishing.positions_per_s / r.quiet.positions_per_s},
+          {"games_per_cpu_second_ratio", r.publishing.games_per_cpu_s / r.quiet.games_per_cpu_s},
+          {"drain_share", r.publishing.drain_share},
+          {"overlap_share", r.publishing.overlap_share},
+          {"mean_batch", r.publishing.mean_batch},
+          {"switches", r.publishing.swaps}};
+}
+
 void run_swap_bench(const SwapBenchOptions& o) {
   char every[32] = "G/4";
   if (o.publish_every > 0) std::snprintf(every, sizeof every, "%g s", o.publish_every);
   std::vector<std::string> modes;
   if (o.mode == "both" || o.mode == "overlap") modes.push_back("overlap");
   if (o.mode == "both" || o.mode == "drain") modes.push_back("drain");
-  std::printf(
-      "bench swap: chessrl-selfplay in-process on CPU (%s network, %d games at once, %d threads, "
-      "%d/%d visits, %d evaluator worker(s)); %.0f s without publishes then %.0f s publishing "
-      "every %s; %d run(s) per mode; load average %s\n",
-      o.net.c_str(), o.concurrent, o.threads, o.visits, o.reduced_visits, o.workers, o.seconds,
-      o.seconds,
-      every, o.repeat,
-      load_average().c_str());
+  nlohmann::json doc = {{"bench", "swap"},
+                        {"net", o.net},
+                        {"concurrent", o.concurrent},
+                        {"threads", o.threads},
+                        {"visits", o.visits},
+                        {"reduced_visits", o.reduced_visits},
+                        {"workers", o.workers},
+                        {"seconds", o.seconds},
+                        {"publish_every", every},
+                        {"repeat", o.repeat},
+                        {"load_average_start", load_average()},
+                        {"modes", nlohmann::json::object()}};
+  if (!o.json)
+    std::printf(
+        "bench swap: chessrl-selfplay in-process on CPU (%s network, %d games at once, %d threads, "
+        "%d/%d visits, %d evaluator worker(s)); %.0f s without publishes then %.0f s publishing "
+        "every %s; %d run(s) per mode; load average %s\n",
+        o.net.c_str(), o.concurrent, o.threads, o.visits, o.reduced_visits, o.workers, o.seconds,
+        o.seconds, every, o.repeat, load_average().c_str());
   std::fflush(stdout);
   Registry registry(o.net);
   registry.publish();
@@ -310,7 +341,7 @@ void run_swap_bench(const SwapBenchOptions& o) {
   for (int i = 1; i <= o.repeat; ++i) {
     for (std::size_t m = 0; m < modes.size(); ++m) {
       runs[m].push_back(run_once(o, modes[m], registry));
-      print_run(modes[m], i, runs[m].back());
+      if (!o.json) print_run(modes[m], i, runs[m].back());
     }
   }
   for (std::size_t m = 0; m < modes.size(); ++m) {
@@ -325,6 +356,19 @@ void run_swap_bench(const SwapBenchOptions& o) {
       quiet_batch.push_back(r.quiet.mean_batch);
     }
     const bool pass = median(ratio) >= 0.95 && median(drain) <= 0.02;
+    nlohmann::json& mode = doc["modes"][modes[m]];
+    mode["runs"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < runs[m].size(); ++i)
+      mode["runs"].push_back(run_json(int(i) + 1, runs[m][i]));
+    mode["median"] = {{"games_ratio", median(ratio)},
+                      {"positions_ratio", median(positions)},
+                      {"games_per_cpu_second_ratio", median(cpu)},
+                      {"drain_share", median(drain)},
+                      {"overlap_share", median(overlap)},
+                      {"mean_batch", median(batch)},
+                      {"quiet_mean_batch", median(quiet_batch)}};
+    mode["pass"] = pass;  // games/s ratio >= 0.95 and drain <= 2%
+    if (o.json) continue;
     std::printf(
         "%-7s median of %zu: games/s ratio %.3f (positions/s %.3f, games per CPU second %.3f), "
         "drain %.2f%% of the time, overlap %.1f%%, mean batch %.1f publishing / %.1f without: %s "
@@ -332,6 +376,11 @@ void run_swap_bench(const SwapBenchOptions& o) {
         modes[m].c_str(), ratio.size(), median(ratio), median(positions), median(cpu),
         100 * median(drain),
         100 * median(overlap), median(batch), median(quiet_batch), pass ? "pass" : "FAIL");
+  }
+  if (o.json) {
+    doc["load_average_end"] = load_average();
+    print_json_document(doc.dump(2));
+    return;
   }
   std::printf("load average at the end %s\n", load_average().c_str());
 }
@@ -383,6 +432,9 @@ void add_bench_swap_command(CLI::App& bench) {
          "--selfplay-arg", o->selfplay_args,
          "one more chessrl-selfplay argument (repeatable), e.g. --selfplay-arg=--max-plies=60")
       ->allow_extra_args(false);
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the figures (each run, each mode's medians and "
+                "pass) instead of the lines");
   cmd->callback([o] {
     if (auto net = nn::parse_network_name(o->net); !net.ok())
       throw CLI::ValidationError("--net", net.error());
