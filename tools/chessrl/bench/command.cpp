@@ -345,7 +345,10 @@ void run_nn_bench(NnBenchOptions o) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks; each prints a table");
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Benchmarks; each prints a table (nn, selfplay, train, replay, sample, swap and "
+      "selfplay-stop: with --json, one JSON document of the same figures instead)");
   bench->require_subcommand(1);
 
   auto o = std::make_shared<NnBenchOptions>();
