@@ -17,7 +17,9 @@
 //                (--probe-listen, where the chart sends the kubelet's probes).
 // Exits 1 when a scenario's bound is broken (Redis grew by more than 1 MiB
 // for position-less games; fewer than all probes on the probe port answered
-// within 2 s; downloads raising replay's RSS by 256 MiB or more).
+// within 2 s; downloads raising replay's RSS by 256 MiB or more). With --json,
+// one JSON document of the same figures instead (a key per scenario run, as
+// empty_games, each with its "bound_held"; "ok"), the exit status the same.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -26,8 +28,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <cstdio>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,18 +45,21 @@ namespace {
 
 struct AbuseOptions {
   std::string scenario = "all";
-  int games = 51200;      // empty-games: how many
-  int slow_clients = 16;  // slow-http: connections holding the metrics port
-  int probes = 5;         // slow-http: /healthz requests timed
-  int pushers = 6;        // big-push: concurrent clients
-  int push_mib = 59;      // big-push: size of each PushGames
-  int rounds = 3;         // big-push: pushes per client
-  bool with_token = false;  // big-push: the clients hold the self-play token
-  int downloaders = 8;      // downloads: concurrent GetModel clients
-  int model_mib = 60;       // downloads: size of the model version
+  int games = 51200;                     // empty-games: how many
+  int slow_clients = 16;                 // slow-http: connections holding the metrics port
+  int probes = 5;                        // slow-http: /healthz requests timed
+  int pushers = 6;                       // big-push: concurrent clients
+  int push_mib = 59;                     // big-push: size of each PushGames
+  int rounds = 3;                        // big-push: pushes per client
+  bool with_token = false;               // big-push: the clients hold the self-play token
+  int downloaders = 8;                   // downloads: concurrent GetModel clients
+  int model_mib = 60;                    // downloads: size of the model version
   std::vector<std::string> replay_args;  // more chessrl-replay options
   std::string bin_dir;
+  bool json = false;  // one JSON document on stdout instead of the report
 };
+
+constexpr double kMiB = 1 << 20;
 
 // A TCP connection to 127.0.0.1:port, or -1.
 int connect_loopback(int port) {
@@ -76,7 +82,8 @@ double timed_get(int port, const std::string& path, double limit) {
   const auto start = Clock::now();
   const int fd = connect_loopback(port);
   if (fd < 0) return -1;
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n";
+  const std::string request =
+      "GET " + path + " HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n";
   double answered = -1;
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == ssize_t(request.size())) {
     std::string reply;
@@ -90,7 +97,8 @@ double timed_get(int port, const std::string& path, double limit) {
       if (n <= 0) break;
       reply.append(buf, std::size_t(n));
     }
-    if (reply.rfind("HTTP/1.1 ", 0) == 0 && seconds_since(start) <= limit) answered = seconds_since(start);
+    if (reply.rfind("HTTP/1.1 ", 0) == 0 && seconds_since(start) <= limit)
+      answered = seconds_since(start);
   }
   ::close(fd);
   return answered;
@@ -101,10 +109,12 @@ std::int64_t used_memory(const harness::RedisServer& redis) {
   return v == "?" ? -1 : std::stoll(v);
 }
 
-bool run_empty_games(const AbuseOptions& o) {
+// Each scenario fills `out` with its figures (MiB, seconds) and prints them
+// unless --json; true when its bound held.
+bool run_empty_games(const AbuseOptions& o, nlohmann::json& out) {
   auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
-  ReplayChild replay = start_replay_child(*redis, o.bin_dir, {"--window-positions", "100000"},
-                                          false, "bench abuse");
+  ReplayChild replay =
+      start_replay_child(*redis, o.bin_dir, {"--window-positions", "100000"}, false, "bench abuse");
   rpc::ClientOptions options;
   options.address = "127.0.0.1:" + std::to_string(replay.port);
   options.deadline = std::chrono::seconds(30);
@@ -133,18 +143,33 @@ bool run_empty_games(const AbuseOptions& o) {
   const std::int64_t after = used_memory(*redis);
   auto stats = client.stats();
   if (!stats.ok()) throw Error("bench abuse: Stats: " + stats.error());
-  const double grew_mib = double(after - before) / (1 << 20);
-  std::printf("empty-games: %d position-less games pushed in %.1f s (256 a call)\n", o.games, seconds);
-  std::printf("  acknowledged as stored        %llu\n", static_cast<unsigned long long>(stored));
-  std::printf("  Redis used_memory             %.2f MiB -> %.2f MiB (%+.2f MiB)\n",
-              double(before) / (1 << 20), double(after) / (1 << 20), grew_mib);
-  std::printf("  Redis keys (DBSIZE)           %s -> %s\n", keys_before.c_str(),
-              redis->cli({"DBSIZE"}).c_str());
-  std::printf("  window games / games counted  %llu / %llu\n\n",
-              static_cast<unsigned long long>(stats->window_games()),
-              static_cast<unsigned long long>(stats->games_stored_total()));
+  const double grew_mib = double(after - before) / kMiB;
+  const std::string keys_after = redis->cli({"DBSIZE"});
+  const bool held = grew_mib <= 1.0;
+  out = {{"games", o.games},
+         {"seconds", seconds},
+         {"stored", stored},
+         {"redis_used_memory_mib",
+          {{"before", double(before) / kMiB}, {"after", double(after) / kMiB}, {"grew", grew_mib}}},
+         {"redis_keys",
+          {{"before", std::atoll(keys_before.c_str())}, {"after", std::atoll(keys_after.c_str())}}},
+         {"window_games", stats->window_games()},
+         {"games_counted", stats->games_stored_total()},
+         {"bound_held", held}};
+  if (!o.json) {
+    std::printf("empty-games: %d position-less games pushed in %.1f s (256 a call)\n", o.games,
+                seconds);
+    std::printf("  acknowledged as stored        %llu\n", static_cast<unsigned long long>(stored));
+    std::printf("  Redis used_memory             %.2f MiB -> %.2f MiB (%+.2f MiB)\n",
+                double(before) / kMiB, double(after) / kMiB, grew_mib);
+    std::printf("  Redis keys (DBSIZE)           %s -> %s\n", keys_before.c_str(),
+                keys_after.c_str());
+    std::printf("  window games / games counted  %llu / %llu\n\n",
+                static_cast<unsigned long long>(stats->window_games()),
+                static_cast<unsigned long long>(stats->games_stored_total()));
+  }
   replay.child->stop(std::chrono::seconds(10));
-  return grew_mib <= 1.0;
+  return held;
 }
 
 // The peak of a process's VmRSS, sampled every 20 ms from construction to stop().
@@ -170,14 +195,14 @@ class PeakRss {
   std::thread thread_;
 };
 
-bool run_big_push(const AbuseOptions& o) {
+bool run_big_push(const AbuseOptions& o, nlohmann::json& out) {
   auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
   const std::string token = "abuse-selfplay-token-0123456789";
-  ReplayChild replay = start_replay_child(
-      *redis, o.bin_dir, o.replay_args, false, "bench abuse",
-      {{"CHESSRL_TOKEN_SELFPLAY", token}, {"CHESSRL_TOKEN_TRAINER", token + "-trainer"},
-       {"CHESSRL_TOKEN_EVALUATOR", token + "-evaluator"}},
-      token);
+  ReplayChild replay = start_replay_child(*redis, o.bin_dir, o.replay_args, false, "bench abuse",
+                                          {{"CHESSRL_TOKEN_SELFPLAY", token},
+                                           {"CHESSRL_TOKEN_TRAINER", token + "-trainer"},
+                                           {"CHESSRL_TOKEN_EVALUATOR", token + "-evaluator"}},
+                                          token);
   const long rss_before = rss_kb(replay.child->pid());
   // One request of about push_mib MiB: games whose move lists are long runs of
   // the same (parseable) number; it is never valid, but it must be read first.
@@ -188,7 +213,7 @@ bool run_big_push(const AbuseOptions& o) {
     g->set_id("abuse-big-" + std::to_string(i));
     for (int m = 0; m < 50000; ++m) g->add_moves(0x0FFFFFFFu);
   }
-  const double request_mib = double(request.ByteSizeLong()) / (1 << 20);
+  const double request_mib = double(request.ByteSizeLong()) / kMiB;
   std::atomic<int> refused{0}, other{0};
   std::string first_error;
   std::mutex mu;
@@ -228,26 +253,46 @@ bool run_big_push(const AbuseOptions& o) {
   own.deadline = std::chrono::seconds(5);
   const bool serving = rpc::ReplayClient(own).stats().ok();
   const long hwm = rss_kb(replay.child->pid(), true);
-  std::printf("big-push: %d clients %s, %d PushGames of %.0f MiB each, in %.1f s\n",
-              o.pushers, o.with_token ? "with the self-play token" : "without a token",
-              o.pushers * o.rounds, request_mib, seconds);
-  std::printf("  refused (UNAUTHENTICATED, RESOURCE_EXHAUSTED%s)  %d, other %d (first: %s)\n",
-              o.with_token ? ", UNAVAILABLE" : "", refused.load(), other.load(), first_error.c_str());
-  std::printf("  chessrl-replay RSS            %.0f MiB before, peak %.0f MiB (sampled), VmHWM %.0f MiB\n",
-              double(rss_before) / 1024, double(peak_kb) / 1024, double(hwm) / 1024);
-  std::printf("  still serving its clients     %s\n\n", serving ? "yes" : "NO");
+  const bool held = serving && other.load() == 0 && (hwm - rss_before) < 256 * 1024;
+  out = {{"clients", o.pushers},
+         {"with_token", o.with_token},
+         {"pushes", o.pushers * o.rounds},
+         {"push_mib", request_mib},
+         {"seconds", seconds},
+         {"refused", refused.load()},
+         {"other", other.load()},
+         {"first_error", first_error},
+         {"replay_rss_mib",
+          {{"before", double(rss_before) / 1024},
+           {"peak_sampled", double(peak_kb) / 1024},
+           {"vmhwm", double(hwm) / 1024}}},
+         {"still_serving", serving},
+         {"bound_held", held}};
+  if (!o.json) {
+    std::printf("big-push: %d clients %s, %d PushGames of %.0f MiB each, in %.1f s\n", o.pushers,
+                o.with_token ? "with the self-play token" : "without a token", o.pushers * o.rounds,
+                request_mib, seconds);
+    std::printf("  refused (UNAUTHENTICATED, RESOURCE_EXHAUSTED%s)  %d, other %d (first: %s)\n",
+                o.with_token ? ", UNAVAILABLE" : "", refused.load(), other.load(),
+                first_error.c_str());
+    std::printf(
+        "  chessrl-replay RSS            %.0f MiB before, peak %.0f MiB (sampled), VmHWM %.0f "
+        "MiB\n",
+        double(rss_before) / 1024, double(peak_kb) / 1024, double(hwm) / 1024);
+    std::printf("  still serving its clients     %s\n\n", serving ? "yes" : "NO");
+  }
   replay.child->stop(std::chrono::seconds(10));
-  return serving && other.load() == 0 && (hwm - rss_before) < 256 * 1024;
+  return held;
 }
 
-bool run_downloads(const AbuseOptions& o) {
+bool run_downloads(const AbuseOptions& o, nlohmann::json& out) {
   auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
   const std::string token = "abuse-trainer-token-0123456789";
-  ReplayChild replay = start_replay_child(
-      *redis, o.bin_dir, o.replay_args, false, "bench abuse",
-      {{"CHESSRL_TOKEN_SELFPLAY", token + "-selfplay"}, {"CHESSRL_TOKEN_TRAINER", token},
-       {"CHESSRL_TOKEN_EVALUATOR", token + "-evaluator"}},
-      token);
+  ReplayChild replay = start_replay_child(*redis, o.bin_dir, o.replay_args, false, "bench abuse",
+                                          {{"CHESSRL_TOKEN_SELFPLAY", token + "-selfplay"},
+                                           {"CHESSRL_TOKEN_TRAINER", token},
+                                           {"CHESSRL_TOKEN_EVALUATOR", token + "-evaluator"}},
+                                          token);
   rpc::ClientOptions options;
   options.security.token = token;
   options.address = "127.0.0.1:" + std::to_string(replay.port);
@@ -291,7 +336,8 @@ bool run_downloads(const AbuseOptions& o) {
         } else {
           ++other;
           std::lock_guard lock(mu);
-          if (first_error.empty()) first_error = got.ok() ? "a short model" : got.error().substr(0, 160);
+          if (first_error.empty())
+            first_error = got.ok() ? "a short model" : got.error().substr(0, 160);
         }
       }
     });
@@ -299,21 +345,42 @@ bool run_downloads(const AbuseOptions& o) {
   const double seconds = seconds_since(start);
   const long peak_kb = sampler.stop();
   const long hwm = rss_kb(replay.child->pid(), true);
-  std::printf("downloads: %d clients, %d GetModel each of one %d MiB version, at once (%.1f s)\n",
-              o.downloaders, o.rounds, o.model_mib, seconds);
-  std::printf("  served / told to retry (UNAVAILABLE) / other   %d / %d / %d%s%s\n", served.load(),
-              busy.load(), other.load(), first_error.empty() ? "" : ": ", first_error.c_str());
-  std::printf("  chessrl-replay RSS            %.0f MiB before, peak %.0f MiB (sampled), VmHWM %.0f MiB (the publish included)\n\n",
-              double(rss_before) / 1024, double(peak_kb) / 1024, double(hwm) / 1024);
+  const bool held = served.load() > 0 && other.load() == 0 && (peak_kb - rss_before) < 256 * 1024;
+  out = {{"clients", o.downloaders},
+         {"rounds", o.rounds},
+         {"model_mib", o.model_mib},
+         {"seconds", seconds},
+         {"served", served.load()},
+         {"told_to_retry", busy.load()},
+         {"other", other.load()},
+         {"first_error", first_error},
+         // VmHWM includes the publish.
+         {"replay_rss_mib",
+          {{"before", double(rss_before) / 1024},
+           {"peak_sampled", double(peak_kb) / 1024},
+           {"vmhwm", double(hwm) / 1024}}},
+         {"bound_held", held}};
+  if (!o.json) {
+    std::printf("downloads: %d clients, %d GetModel each of one %d MiB version, at once (%.1f s)\n",
+                o.downloaders, o.rounds, o.model_mib, seconds);
+    std::printf("  served / told to retry (UNAVAILABLE) / other   %d / %d / %d%s%s\n",
+                served.load(), busy.load(), other.load(), first_error.empty() ? "" : ": ",
+                first_error.c_str());
+    std::printf(
+        "  chessrl-replay RSS            %.0f MiB before, peak %.0f MiB (sampled), VmHWM %.0f "
+        "MiB (the publish included)\n\n",
+        double(rss_before) / 1024, double(peak_kb) / 1024, double(hwm) / 1024);
+  }
   replay.child->stop(std::chrono::seconds(10));
-  return served.load() > 0 && other.load() == 0 && (peak_kb - rss_before) < 256 * 1024;
+  return held;
 }
 
-bool run_slow_http(const AbuseOptions& o) {
+bool run_slow_http(const AbuseOptions& o, nlohmann::json& out) {
   auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
   ReplayChild replay =
       start_replay_child(*redis, o.bin_dir, {"--probe-listen", "127.0.0.1:0"}, true, "bench abuse");
-  if (replay.metrics_port == 0) throw Error("bench abuse: chessrl-replay did not say its metrics port");
+  if (replay.metrics_port == 0)
+    throw Error("bench abuse: chessrl-replay did not say its metrics port");
   const int probe_port = replay.probe_port;
   if (probe_port == 0) throw Error("bench abuse: chessrl-replay did not say its probe port");
   const double baseline = timed_get(replay.metrics_port, "/healthz", 2);
@@ -361,17 +428,33 @@ bool run_slow_http(const AbuseOptions& o) {
   }
   stop = true;
   for (auto& t : attackers) t.join();
-  std::printf("slow-http: %d clients holding half-sent requests on the metrics port\n", o.slow_clients);
-  std::printf("  /healthz before the attack    %s\n",
-              baseline < 0 ? "no answer within 2 s" : (std::to_string(int(baseline * 1000)) + " ms").c_str());
-  std::printf("  /healthz under attack         %d of %d answered within 2 s on the metrics port",
-              answered, o.probes);
-  if (!latencies.empty()) std::printf(" (median %.0f ms)", median(latencies) * 1000);
-  std::printf("\n                                %d of %d on the probe port", probe_answered, o.probes);
-  if (!probe_latencies.empty()) std::printf(" (median %.0f ms)", median(probe_latencies) * 1000);
-  std::printf("\n  attack connections opened    %d\n\n", opened.load());
+  const auto median_ms = [](const std::vector<double>& v) {
+    return v.empty() ? nlohmann::json() : nlohmann::json(median(v) * 1000);
+  };
+  const bool held = probe_answered == o.probes;
+  out = {{"clients", o.slow_clients},
+         {"probes", o.probes},
+         {"healthz_before_ms", baseline < 0 ? nlohmann::json() : nlohmann::json(baseline * 1000)},
+         {"metrics_port", {{"answered", answered}, {"median_ms", median_ms(latencies)}}},
+         {"probe_port", {{"answered", probe_answered}, {"median_ms", median_ms(probe_latencies)}}},
+         {"attack_connections", opened.load()},
+         {"bound_held", held}};
+  if (!o.json) {
+    std::printf("slow-http: %d clients holding half-sent requests on the metrics port\n",
+                o.slow_clients);
+    std::printf("  /healthz before the attack    %s\n",
+                baseline < 0 ? "no answer within 2 s"
+                             : (std::to_string(int(baseline * 1000)) + " ms").c_str());
+    std::printf("  /healthz under attack         %d of %d answered within 2 s on the metrics port",
+                answered, o.probes);
+    if (!latencies.empty()) std::printf(" (median %.0f ms)", median(latencies) * 1000);
+    std::printf("\n                                %d of %d on the probe port", probe_answered,
+                o.probes);
+    if (!probe_latencies.empty()) std::printf(" (median %.0f ms)", median(probe_latencies) * 1000);
+    std::printf("\n  attack connections opened    %d\n\n", opened.load());
+  }
   replay.child->stop(std::chrono::seconds(10));
-  return probe_answered == o.probes;
+  return held;
 }
 
 }  // namespace
@@ -379,18 +462,20 @@ bool run_slow_http(const AbuseOptions& o) {
 void add_bench_abuse_command(CLI::App& bench) {
   auto o = std::make_shared<AbuseOptions>();
   CLI::App* cmd = bench.add_subcommand(
-      "abuse", "What a hostile client does to chessrl-replay (over a private redis-server): "
-               "position-less games against Redis's memory, large pushes without a token against "
-               "its memory, concurrent downloads of a large model against its memory, slow HTTP "
-               "clients against /healthz. "
-               "Exits 1 when a bound is broken");
+      "abuse",
+      "What a hostile client does to chessrl-replay (over a private redis-server): "
+      "position-less games against Redis's memory, large pushes without a token against "
+      "its memory, concurrent downloads of a large model against its memory, slow HTTP "
+      "clients against /healthz. "
+      "Exits 1 when a bound is broken");
   cmd->add_option("--scenario", o->scenario, "empty-games, big-push, downloads, slow-http or all")
       ->check(CLI::IsMember({"empty-games", "big-push", "downloads", "slow-http", "all"}))
       ->capture_default_str();
   cmd->add_option("--games", o->games, "empty-games: position-less games to push")
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();
-  cmd->add_option("--slow-clients", o->slow_clients, "slow-http: connections sending half a request")
+  cmd->add_option("--slow-clients", o->slow_clients,
+                  "slow-http: connections sending half a request")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--probes", o->probes, "slow-http: /healthz requests timed (one a second)")
@@ -408,7 +493,8 @@ void add_bench_abuse_command(CLI::App& bench) {
   cmd->add_option("--model-mib", o->model_mib, "downloads: size of the model version (MiB)")
       ->check(CLI::Range(1, 8192))
       ->capture_default_str();
-  cmd->add_option("--rounds", o->rounds, "big-push: pushes per client; downloads: GetModel per client")
+  cmd->add_option("--rounds", o->rounds,
+                  "big-push: pushes per client; downloads: GetModel per client")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_flag("--with-token", o->with_token,
@@ -418,14 +504,28 @@ void add_bench_abuse_command(CLI::App& bench) {
       ->allow_extra_args(false);
   cmd->add_option("--bin-dir", o->bin_dir,
                   "where chessrl-replay is (default: beside this program, or the build tree)");
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the figures (a key per scenario, \"ok\") instead "
+                "of the report");
   cmd->callback([o] {
     bool ok = true;
-    const auto wants = [&](const char* name) { return o->scenario == "all" || o->scenario == name; };
-    if (wants("empty-games")) ok = run_empty_games(*o) && ok;
-    if (wants("big-push")) ok = run_big_push(*o) && ok;
-    if (wants("downloads")) ok = run_downloads(*o) && ok;
-    if (wants("slow-http")) ok = run_slow_http(*o) && ok;
-    std::printf("%s\n", ok ? "OK: every bound held" : "FAILED: a bound was broken (see above)");
+    nlohmann::json doc = {{"bench", "abuse"}, {"scenario", o->scenario}};
+    const auto run = [&](const char* name, bool (*scenario)(const AbuseOptions&, nlohmann::json&)) {
+      if (o->scenario != "all" && o->scenario != name) return;
+      std::string key = name;  // empty_games, big_push, downloads, slow_http
+      std::replace(key.begin(), key.end(), '-', '_');
+      ok = scenario(*o, doc[key]) && ok;
+    };
+    run("empty-games", run_empty_games);
+    run("big-push", run_big_push);
+    run("downloads", run_downloads);
+    run("slow-http", run_slow_http);
+    if (o->json) {
+      doc["ok"] = ok;
+      print_json_document(doc.dump(2));
+    } else {
+      std::printf("%s\n", ok ? "OK: every bound held" : "FAILED: a bound was broken (see above)");
+    }
     if (!ok) throw Error("bench abuse: a bound was broken");
   });
 }

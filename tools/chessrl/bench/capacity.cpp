@@ -3,6 +3,10 @@
 // size) rather than from wall throughput, and the capacity model they give for
 // 10 to 10,000 GPUs; one step of scaling (1 vs 2 pinned Redis shards) and the
 // window's memory per position (--phase memory, bench/capacity_memory.cpp).
+// The tables, or with --json one JSON document of the same figures (a phase's
+// key only when it ran; each constant's median, min, max and runs).
+#include "bench/capacity.h"
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -10,13 +14,13 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "bench/capacity.h"
 #include "bench/util.h"
 #include "chessrl/core/error.h"
 #include "chessrl/harness/synthetic_game.h"
@@ -42,6 +46,11 @@ struct Figure {
   double hi() const { return *std::max_element(runs.begin(), runs.end()); }
   bool sane() const { return !runs.empty() && std::isfinite(mid()) && mid() > 0; }
 };
+
+// --json: a figure's median, spread and runs.
+nlohmann::json figure_json(const Figure& f) {
+  return {{"median", f.mid()}, {"min", f.lo()}, {"max", f.hi()}, {"runs", f.runs}};
+}
 
 std::string spread(const Figure& f, const char* format = "%.2f") {
   char one[64], two[64], three[64];
@@ -255,6 +264,33 @@ Calibration calibrate(const CapacityOptions& o, const Corpus& corpus, Calibratio
   return c;
 }
 
+// The per-unit costs: printed, or (--json) as JSON (us, bytes, positions/s).
+nlohmann::json calibration_json(const CapacityOptions& o, const Corpus& corpus,
+                                const Calibration& c) {
+  return {
+      {"runs", o.runs},
+      {"seconds", o.seconds},
+      {"positions_per_game", corpus.positions_per_game},
+      {"window", o.window},
+      {"threads", o.threads},
+      {"batch", o.batch},
+      {"sample_count", kSampleCount},
+      {"model_mb", o.model_mb},
+      {"c_in_us", figure_json(c.c_in)},
+      {"c_in_always_us", figure_json(c.c_in_always)},
+      {"evalsha_us", figure_json(c.evalsha_in)},
+      {"c_s_us", figure_json(c.c_s)},
+      {"c_m_us_per_mb", figure_json(c.c_m)},
+      {"aof_bytes_per_position", figure_json(c.aof_per_position)},
+      {"aof_always_bytes_per_position", figure_json(c.aof_per_position_always)},
+      {"c_val_us", figure_json(c.c_val)},
+      {"c_push_us", figure_json(c.c_push)},
+      {"c_sample_us", figure_json(c.c_sample_client)},
+      {"c_parse_us", figure_json(c.c_parse)},
+      {"ingest_positions_per_second",
+       {{"everysec", figure_json(c.ingest_rate)}, {"always", figure_json(c.ingest_rate_always)}}}};
+}
+
 void print_calibration(const CapacityOptions& o, const Corpus& corpus, const Calibration& c) {
   std::printf("\n## Per-unit costs (median (min–max) of %d run(s) of %.1f s per phase)\n\n", o.runs,
               o.seconds);
@@ -293,21 +329,32 @@ void print_calibration(const CapacityOptions& o, const Corpus& corpus, const Cal
       spread(c.ingest_rate, "%.0f").c_str(), spread(c.ingest_rate_always, "%.0f").c_str());
 }
 
-void print_model(const CapacityOptions& o, const Calibration& c) {
+// The capacity model: printed unless --json; returned as JSON either way.
+nlohmann::json print_model(const CapacityOptions& o, const Calibration& c) {
   const double c_in = c.c_in.mid(), c_s = c.c_s.mid(), R = o.max_reuse;
-  std::printf(
-      "\n## Capacity model (I = %.0f positions/s per GPU x N, S = R x I, R = %.1f, a "
-      "shard's main thread <= %.0f%% busy)\n\n",
-      kPositionsPerGpuSecond, R, 100 * kRedisBusyCeiling);
-  for (const auto& [label, cin] : {std::pair{"everysec", c_in}, {"always", c.c_in_always.mid()}})
-    std::printf("GPUs one Redis holds (appendfsync %s): 0.6e6 / (%.0f x (c_in + R c_s)) = %.0f\n",
-                label, kPositionsPerGpuSecond,
-                kRedisBusyCeiling * 1e6 / (kPositionsPerGpuSecond * (cin + R * c_s)));
-  std::printf(
-      "\n| GPUs N | ingest I pos/s | sampled S pos/s | Redis main-thread cores | shards "
-      "(everysec) | shards (always) | AOF MB/s per shard | replay cores | shard 0 "
-      "main-thread s per model version |\n");
-  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  nlohmann::json doc = {{"positions_per_gpu_second", kPositionsPerGpuSecond},
+                        {"max_reuse", R},
+                        {"busy_ceiling", kRedisBusyCeiling},
+                        {"rows", nlohmann::json::array()}};
+  if (!o.json)
+    std::printf(
+        "\n## Capacity model (I = %.0f positions/s per GPU x N, S = R x I, R = %.1f, a "
+        "shard's main thread <= %.0f%% busy)\n\n",
+        kPositionsPerGpuSecond, R, 100 * kRedisBusyCeiling);
+  for (const auto& [label, cin] : {std::pair{"everysec", c_in}, {"always", c.c_in_always.mid()}}) {
+    const double gpus = kRedisBusyCeiling * 1e6 / (kPositionsPerGpuSecond * (cin + R * c_s));
+    doc["gpus_one_redis_holds"][label] = gpus;
+    if (!o.json)
+      std::printf("GPUs one Redis holds (appendfsync %s): 0.6e6 / (%.0f x (c_in + R c_s)) = %.0f\n",
+                  label, kPositionsPerGpuSecond, gpus);
+  }
+  if (!o.json) {
+    std::printf(
+        "\n| GPUs N | ingest I pos/s | sampled S pos/s | Redis main-thread cores | shards "
+        "(everysec) | shards (always) | AOF MB/s per shard | replay cores | shard 0 "
+        "main-thread s per model version |\n");
+    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  }
   for (double n : {10.0, 100.0, 1000.0, 10000.0}) {
     const double in = kPositionsPerGpuSecond * n, s = R * in;
     const double demand = in * c_in + s * c_s;
@@ -319,19 +366,32 @@ void print_model(const CapacityOptions& o, const Calibration& c) {
         1e6;
     // Every self-play pod (one per GPU) reads each new version once, from shard 0.
     const double model_seconds = n * o.model_mb * c.c_m.mid() / 1e6;
-    std::printf("| %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.1f | %.1f | %.1f |\n", n, in, s,
-                demand / 1e6, shards, shards_always, in * c.aof_per_position.mid() / shards / 1e6,
-                replay_cores, model_seconds);
+    const double aof = in * c.aof_per_position.mid() / shards / 1e6;
+    doc["rows"].push_back({{"gpus", n},
+                           {"ingest_positions_per_second", in},
+                           {"sampled_positions_per_second", s},
+                           {"redis_main_thread_cores", demand / 1e6},
+                           {"shards_everysec", shards},
+                           {"shards_always", shards_always},
+                           {"aof_mb_per_second_per_shard", aof},
+                           {"replay_cores", replay_cores},
+                           {"shard0_seconds_per_model_version", model_seconds}});
+    if (!o.json)
+      std::printf("| %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.1f | %.1f | %.1f |\n", n, in, s,
+                  demand / 1e6, shards, shards_always, aof, replay_cores, model_seconds);
   }
-  std::printf(
-      "\nreplay cores = I (c_val + c_push) + S (c_sample + c_parse); gRPC's own "
-      "encoding is not in it.\n");
+  if (!o.json)
+    std::printf(
+        "\nreplay cores = I (c_val + c_push) + S (c_sample + c_parse); gRPC's own "
+        "encoding is not in it.\n");
+  return doc;
 }
 
 // One step of scaling: ShardedReplayStore over 1, --shards and
 // --overhead-shards redis-servers, shard i pinned to CPU i mod CPUs (one shard
 // on the last CPU), ingest-only from the validated corpus; runs interleave.
-bool run_scaling(const CapacityOptions& o, const Corpus& corpus) {
+// Prints its table unless --json and fills `doc`; false when a ratio is not sane.
+bool run_scaling(const CapacityOptions& o, const Corpus& corpus, nlohmann::json& doc) {
   std::set<int> counts = {1, o.shards, o.overhead_shards};
   const int cpus = cpu_count();
   pin_this_thread({});
@@ -393,6 +453,34 @@ bool run_scaling(const CapacityOptions& o, const Corpus& corpus) {
                          [k](const Setup& s) { return s.shards == k; });
   };
   const Setup& one = find(1);
+  Figure step, overhead;
+  for (int r = 0; r < o.runs; ++r) {
+    step.add(find(o.shards).rate.runs[std::size_t(r)] / one.rate.runs[std::size_t(r)]);
+    overhead.add(find(o.overhead_shards).main_us.runs[std::size_t(r)] /
+                 one.main_us.runs[std::size_t(r)]);
+  }
+  doc = {{"window", o.window},
+         {"threads", o.threads},
+         {"cpus", cpus},
+         {"runs", o.runs},
+         {"seconds", o.seconds},
+         {"rows", nlohmann::json::array()},
+         {"step",
+          {{"shards", o.shards},
+           {"ratio", figure_json(step)},
+           {"target", 1.6},
+           {"met", step.mid() >= 1.6}}},
+         {"overhead",
+          {{"shards", o.overhead_shards},
+           {"ratio", figure_json(overhead)},
+           {"target", 1.05},
+           {"met", overhead.mid() <= 1.05}}}};
+  for (const Setup& s : setups)
+    doc["rows"].push_back({{"shards", s.shards},
+                           {"positions_per_second", figure_json(s.rate)},
+                           {"redis_main_thread_cores", figure_json(s.cores)},
+                           {"main_thread_us_per_position", figure_json(s.main_us)}});
+  if (o.json) return step.sane() && overhead.sane();
   std::printf(
       "\n## One step of scaling (ShardedReplayStore, ingest only, window %llu split over "
       "the shards, %d threads, %d CPU(s); median (min–max) of %d run(s) of %.1f s)\n\n",
@@ -403,12 +491,6 @@ bool run_scaling(const CapacityOptions& o, const Corpus& corpus) {
   for (const Setup& s : setups)
     std::printf("| %d | %s | %s | %s |\n", s.shards, spread(s.rate, "%.0f").c_str(),
                 spread(s.cores).c_str(), spread(s.main_us).c_str());
-  Figure step, overhead;
-  for (int r = 0; r < o.runs; ++r) {
-    step.add(find(o.shards).rate.runs[std::size_t(r)] / one.rate.runs[std::size_t(r)]);
-    overhead.add(find(o.overhead_shards).main_us.runs[std::size_t(r)] /
-                 one.main_us.runs[std::size_t(r)]);
-  }
   std::printf("\n%d shards vs 1: %sx the positions/s (target >= 1.6x: %s)\n", o.shards,
               spread(step).c_str(), step.mid() >= 1.6 ? "met" : "missed");
   std::printf("%d shards vs 1: %sx the Σ main-thread us per position (target <= 1.05x: %s)\n",
@@ -418,23 +500,32 @@ bool run_scaling(const CapacityOptions& o, const Corpus& corpus) {
 }
 
 void run_capacity(CapacityOptions o) {
-  std::printf(
-      "chessrl bench capacity: phase %s; %d CPU(s); each Redis pinned to one "
-      "CPU, AOF on\n",
-      o.phase.c_str(), cpu_count());
+  if (!o.json)
+    std::printf(
+        "chessrl bench capacity: phase %s; %d CPU(s); each Redis pinned to one "
+        "CPU, AOF on\n",
+        o.phase.c_str(), cpu_count());
+  nlohmann::json doc = {{"bench", "capacity"}, {"phase", o.phase}, {"cpus", cpu_count()}};
   Calibration c;
   const Corpus corpus = build_corpus(o, c.c_val);
   bool sane = true;
   if (o.phase == "all" || o.phase == "calibrate") {
     c = calibrate(o, corpus, std::move(c));
-    print_calibration(o, corpus, c);
-    print_model(o, c);
+    if (o.json) {
+      doc["calibration"] = calibration_json(o, corpus, c);
+    } else {
+      print_calibration(o, corpus, c);
+    }
+    doc["model"] = print_model(o, c);
     for (const Figure* f : {&c.c_in, &c.c_in_always, &c.c_s, &c.c_m, &c.aof_per_position, &c.c_val,
                             &c.c_push, &c.c_sample_client, &c.c_parse})
       sane = sane && f->sane();
   }
-  if (o.phase == "all" || o.phase == "scaling") sane = run_scaling(o, corpus) && sane;
-  if (o.phase == "all" || o.phase == "memory") run_memory_phase(o, corpus);
+  if (o.phase == "all" || o.phase == "scaling")
+    sane = run_scaling(o, corpus, doc["scaling"]) && sane;
+  if (o.phase == "all" || o.phase == "memory") doc["memory"] = run_memory_phase(o, corpus);
+  // The document even when a constant is not sane (NaN as null): the reader sees which.
+  if (o.json) print_json_document(doc.dump(2));
   std::fflush(stdout);
   if (!sane) throw Error("bench capacity: a constant came out zero or not finite (see above)");
 }
@@ -492,6 +583,8 @@ void add_bench_capacity_command(CLI::App& bench) {
   cmd->add_flag("--quick", o->quick,
                 "a short smoke run: 1 run of 0.5 s phases, 20,000- and 10,000-position windows, "
                 "6 turnovers (flags given explicitly still win)");
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the tables' figures instead of the tables");
   cmd->callback([o, cmd] {
     CapacityOptions run = *o;
     if (run.quick) {

@@ -1,13 +1,15 @@
 // What the parts of `chessrl bench capacity` share: its options, the corpus of
 // validated games it pushes, private redis-servers pinned to a core, and
 // Redis's own accounting read from INFO (main-thread CPU, EVALSHA time, AOF
-// size, used_memory). Built only with the services (CHESSRL_SERVICES).
+// size, used_memory). Built only with the services (CHESSRL_SERVICES). With
+// --json the phases print nothing on stdout and give their figures as JSON.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,7 @@ struct CapacityOptions {
   std::uint64_t memory_window = 1'000'000;  // the window of --phase memory (positions)
   int turnovers = 20;                       // windows' worth of positions pushed in --phase memory
   bool quick = false;
+  bool json = false;  // one JSON document on stdout instead of the tables
 };
 
 // Validated synthetic games: the positions a store keeps, as replay makes them.
@@ -87,7 +90,8 @@ std::uint64_t push_games(replay::ReplayStore& store, const Corpus& corpus, std::
                          const std::atomic<bool>* stop = nullptr);
 
 // --phase memory: used_memory per position over `turnovers` windows, one
-// shard and `overhead_shards` shards of a part each; prints its table.
-void run_memory_phase(const CapacityOptions& options, const Corpus& corpus);
+// shard and `overhead_shards` shards of a part each; prints its table unless
+// options.json, and returns the same figures (MB are 10^6 bytes).
+nlohmann::json run_memory_phase(const CapacityOptions& options, const Corpus& corpus);
 
 }  // namespace chessrl::tool::capacity

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -93,26 +94,43 @@ double slope(const std::vector<double>& y) {
 
 }  // namespace
 
-void run_memory_phase(const CapacityOptions& o, const Corpus& corpus) {
+nlohmann::json run_memory_phase(const CapacityOptions& o, const Corpus& corpus) {
   if (cpu_count() >= 2) pin_this_thread({0});
   const MemoryRun one = run_layout(o, corpus, 1);
   const MemoryRun many = run_layout(o, corpus, o.overhead_shards);
   pin_this_thread({});
 
-  std::printf(
-      "\n## Window memory (%llu-position window, %d turnovers, %.1f positions of %.0f bytes per "
-      "game, appendfsync everysec with Redis's own rewrite settings)\n\n",
-      (unsigned long long)o.memory_window, o.turnovers, corpus.positions_per_game,
-      corpus.bytes_per_position);
-  std::printf(
-      "| turnover | 1 shard used_memory MB | bytes/position | %d shards Σ used_memory MB | "
-      "bytes/position | AOF rewrites (1 shard, Σ %d shards) |\n",
-      many.shards, many.shards);
-  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
-  for (std::size_t t = 0; t < one.memory.size(); ++t)
-    std::printf("| %zu | %.1f | %.0f | %.1f | %.0f | %.0f, %.0f |\n", t + 1, one.memory[t] / 1e6,
-                one.per_position(t), many.memory[t] / 1e6, many.per_position(t), one.rewrites[t],
-                many.rewrites[t]);
+  nlohmann::json doc = {{"window", o.memory_window},
+                        {"turnovers", o.turnovers},
+                        {"positions_per_game", corpus.positions_per_game},
+                        {"bytes_per_position", corpus.bytes_per_position},
+                        {"shards", many.shards},
+                        {"rows", nlohmann::json::array()}};
+  if (!o.json) {
+    std::printf(
+        "\n## Window memory (%llu-position window, %d turnovers, %.1f positions of %.0f bytes "
+        "per game, appendfsync everysec with Redis's own rewrite settings)\n\n",
+        (unsigned long long)o.memory_window, o.turnovers, corpus.positions_per_game,
+        corpus.bytes_per_position);
+    std::printf(
+        "| turnover | 1 shard used_memory MB | bytes/position | %d shards Σ used_memory MB | "
+        "bytes/position | AOF rewrites (1 shard, Σ %d shards) |\n",
+        many.shards, many.shards);
+    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  }
+  for (std::size_t t = 0; t < one.memory.size(); ++t) {
+    doc["rows"].push_back({{"turnover", t + 1},
+                           {"one_shard_used_memory_mb", one.memory[t] / 1e6},
+                           {"one_shard_bytes_per_position", one.per_position(t)},
+                           {"shards_used_memory_mb", many.memory[t] / 1e6},
+                           {"shards_bytes_per_position", many.per_position(t)},
+                           {"one_shard_aof_rewrites", one.rewrites[t]},
+                           {"shards_aof_rewrites", many.rewrites[t]}});
+    if (!o.json)
+      std::printf("| %zu | %.1f | %.0f | %.1f | %.0f | %.0f, %.0f |\n", t + 1, one.memory[t] / 1e6,
+                  one.per_position(t), many.memory[t] / 1e6, many.per_position(t), one.rewrites[t],
+                  many.rewrites[t]);
+  }
 
   // Steady state from the second turnover: by then a window of evicted games'
   // dedup markers is kept, as it will be from then on.
@@ -134,34 +152,60 @@ void run_memory_phase(const CapacityOptions& o, const Corpus& corpus) {
       (many.memory[end] - many.empty_memory) / (one.memory[end] - one.empty_memory);
   const double net_per_position = (one.memory[end] - one.empty_memory) / one.positions[end];
   const double rewrites_per_turnover = one.rewrites[end] / double(one.memory.size());
+  const auto null_if_nan = [](double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+  };
 
-  auto verdict = [](bool met) { return met ? "met" : "missed"; };
-  std::printf(
-      "\nused_memory per position (1 shard, turnovers 2-%d): mean %.0f bytes, %.0f net of "
-      "the empty server's %.1f MB (target <= %.0f: %s)\n",
-      o.turnovers, mean, net_per_position, one.empty_memory / 1e6, kTargetBytesPerPosition,
-      verdict(mean <= kTargetBytesPerPosition));
-  std::printf(
-      "flatness: largest deviation from that mean %.2f%% (target within ±%.0f%%: %s); "
-      "slope over the last %zu turnovers %+.3f%% per turnover\n",
-      100 * deviation, 100 * kTargetFlatness, verdict(deviation <= kTargetFlatness), tail,
-      100 * trend);
-  std::printf(
-      "%d shards of 1/%d the window vs 1 shard of the whole: %.3fx used_memory (target <= "
-      "%.2fx: %s); %.3fx net of each empty server\n",
-      many.shards, many.shards, ratio, kTargetShardRatio, verdict(ratio <= kTargetShardRatio),
-      net_ratio);
-  std::printf(
-      "of which: used_memory_dataset %.1f MB vs %.1f MB (%.3fx); the connections' buffers "
-      "%.1f MB vs %.1f MB\n",
-      many.dataset / 1e6, one.dataset / 1e6, many.dataset / one.dataset, many.clients / 1e6,
-      one.clients / 1e6);
-  std::printf(
-      "AOF rewrites (1 shard): %.0f in %d turnovers, %.2f per turnover; latest fork %.0f "
-      "us\n",
-      one.rewrites[end], o.turnovers, rewrites_per_turnover, one.fork_usec);
+  doc["per_position"] = {{"mean_bytes", mean},
+                         {"net_bytes", net_per_position},
+                         {"empty_server_mb", one.empty_memory / 1e6},
+                         {"target_bytes", kTargetBytesPerPosition},
+                         {"met", mean <= kTargetBytesPerPosition}};
+  doc["flatness"] = {{"largest_deviation", deviation},
+                     {"target", kTargetFlatness},
+                     {"met", deviation <= kTargetFlatness},
+                     {"slope_turnovers", tail},
+                     {"slope_per_turnover", null_if_nan(trend)}};
+  doc["shard_ratio"] = {
+      {"used_memory", ratio},
+      {"net_of_empty", net_ratio},
+      {"target", kTargetShardRatio},
+      {"met", ratio <= kTargetShardRatio},
+      {"dataset_mb", {{"one", one.dataset / 1e6}, {"shards", many.dataset / 1e6}}},
+      {"clients_mb", {{"one", one.clients / 1e6}, {"shards", many.clients / 1e6}}}};
+  doc["aof_rewrites"] = {{"count", one.rewrites[end]},
+                         {"per_turnover", rewrites_per_turnover},
+                         {"latest_fork_us", one.fork_usec}};
+  if (!o.json) {
+    auto verdict = [](bool met) { return met ? "met" : "missed"; };
+    std::printf(
+        "\nused_memory per position (1 shard, turnovers 2-%d): mean %.0f bytes, %.0f net of "
+        "the empty server's %.1f MB (target <= %.0f: %s)\n",
+        o.turnovers, mean, net_per_position, one.empty_memory / 1e6, kTargetBytesPerPosition,
+        verdict(mean <= kTargetBytesPerPosition));
+    std::printf(
+        "flatness: largest deviation from that mean %.2f%% (target within ±%.0f%%: %s); "
+        "slope over the last %zu turnovers %+.3f%% per turnover\n",
+        100 * deviation, 100 * kTargetFlatness, verdict(deviation <= kTargetFlatness), tail,
+        100 * trend);
+    std::printf(
+        "%d shards of 1/%d the window vs 1 shard of the whole: %.3fx used_memory (target <= "
+        "%.2fx: %s); %.3fx net of each empty server\n",
+        many.shards, many.shards, ratio, kTargetShardRatio, verdict(ratio <= kTargetShardRatio),
+        net_ratio);
+    std::printf(
+        "of which: used_memory_dataset %.1f MB vs %.1f MB (%.3fx); the connections' buffers "
+        "%.1f MB vs %.1f MB\n",
+        many.dataset / 1e6, one.dataset / 1e6, many.dataset / one.dataset, many.clients / 1e6,
+        one.clients / 1e6);
+    std::printf(
+        "AOF rewrites (1 shard): %.0f in %d turnovers, %.2f per turnover; latest fork %.0f "
+        "us\n",
+        one.rewrites[end], o.turnovers, rewrites_per_turnover, one.fork_usec);
+  }
   if (!std::isfinite(mean) || mean <= 0 || !std::isfinite(ratio) || ratio <= 0)
     throw Error("bench capacity: the memory figures came out zero or not finite");
+  return doc;
 }
 
 }  // namespace chessrl::tool::capacity

@@ -347,8 +347,9 @@ void run_nn_bench(NnBenchOptions o) {
 void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand(
       "bench",
-      "Benchmarks; each prints a table (nn, selfplay, train, replay, sample, swap and "
-      "selfplay-stop: with --json, one JSON document of the same figures instead)");
+      "Benchmarks; each prints a table, or with --json one JSON document of the same "
+      "figures instead (nn, selfplay, train, replay, sample, swap, selfplay-stop, capacity, "
+      "load, fanout and abuse)");
   bench->require_subcommand(1);
 
   auto o = std::make_shared<NnBenchOptions>();

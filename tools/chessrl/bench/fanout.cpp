@@ -79,6 +79,9 @@ void add_bench_fanout_command(CLI::App& bench) {
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--check", o->check, "exit 1 when a criterion fails (else only FAIL is printed)");
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the tables' figures and each criterion's pass "
+                "instead of the tables (what is said as it runs goes to stderr)");
   cmd->callback([o, replay_args, model_bytes, idle, cmd] {
     o->model_bytes = static_cast<std::uint64_t>(*model_bytes);
     std::istringstream words(*replay_args);

@@ -28,10 +28,14 @@ struct FanoutOptions {
   int idle_watchers = 0;              // > 0: the idle mode instead
   double idle_seconds = 60;
   bool check = false;                 // exit 1 when a criterion fails
+  // One JSON document on stdout instead of the tables (the lines printed as it
+  // runs go to stderr then).
+  bool json = false;
 };
 
 // The follower run: publishes, followers, per-version figures, PASS/FAIL per
-// criterion. Returns 1 when a criterion failed, else 0.
+// criterion (with --json: "versions", the measures, "criteria" with "pass").
+// Returns 1 when a criterion failed, else 0.
 int run_fanout(const FanoutOptions& options);
 // The idle mode: bare WatchModels streams, no publishes; replay's CPU and the
 // Redis calls it makes. Returns 1 when a criterion failed, else 0.

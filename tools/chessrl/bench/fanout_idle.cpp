@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,7 +38,9 @@ struct Stream {
 
 enum Op : std::uintptr_t { kStart = 0, kRead = 1, kFinish = 2 };
 
-void* tag(Stream* s, Op op) { return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(s) | op); }
+void* tag(Stream* s, Op op) {
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(s) | op);
+}
 
 // Drives every stream's reads until the queue shuts down.
 void pump(grpc::CompletionQueue& queue) {
@@ -67,12 +70,13 @@ void pump(grpc::CompletionQueue& queue) {
 
 int run_fanout_idle(const FanoutOptions& o) {
   raise_file_limit(std::uint64_t(o.idle_watchers) / kStreamsPerConnection * 4 + 1024);
-  std::printf(
+  std::fprintf(
+      o.json ? stderr : stdout,
       "chessrl bench fanout --idle-watchers: %d WatchModels streams (%d a connection) held open "
       "on one chessrl-replay (%s) for %.0f s, nothing published meanwhile\n",
       o.idle_watchers, kStreamsPerConnection,
       o.replay_binary.empty() ? "built beside chessrl" : o.replay_binary.c_str(), o.idle_seconds);
-  std::fflush(stdout);
+  std::fflush(o.json ? stderr : stdout);
   ProgressLine progress;
   Fleet fleet = start_redis(o);
   start_replicas(fleet, 1, o);
@@ -134,8 +138,7 @@ int run_fanout_idle(const FanoutOptions& o) {
   }
   const double elapsed = seconds_since(start);
   // Less the INFO calls of this measurement (one at each end).
-  const double redis_rate =
-      (redis_calls(*fleet.redis, &calls_to) - redis_from - 1) / elapsed;
+  const double redis_rate = (redis_calls(*fleet.redis, &calls_to) - redis_from - 1) / elapsed;
   const double cpu_share = (process_cpu_seconds(pid) - cpu_from) / elapsed;
   const double own_share = (own_cpu_seconds() - own_from) / elapsed;
   const long hwm = rss_kb(pid, true);
@@ -162,15 +165,41 @@ int run_fanout_idle(const FanoutOptions& o) {
     const double d = n - (calls_from.contains(command) ? calls_from.at(command) : 0);
     if (d > 0) calls_text += (calls_text.empty() ? "" : ", ") + command + " " + format("%.0f", d);
   }
+  const bool all_open = open == o.idle_watchers, cpu_ok = cpu_share <= kCpuBound;
+  if (o.json) {
+    nlohmann::json refusals = nlohmann::json::object();
+    for (const auto& [why, n] : refused) refusals[why] = n;
+    nlohmann::json calls = nlohmann::json::object();
+    for (const auto& [command, n] : calls_to) {
+      const double d = n - (calls_from.contains(command) ? calls_from.at(command) : 0);
+      if (d > 0) calls[command] = d;
+    }
+    const nlohmann::json doc = {
+        {"bench", "fanout"},
+        {"mode", "idle"},
+        {"streams_asked", o.idle_watchers},
+        {"streams_open", open},
+        {"refused", refusals},
+        {"seconds", elapsed},
+        {"replay_cpu_share", cpu_share},
+        {"replay_peak_rss_mib", double(hwm) / 1024},
+        {"redis_calls_per_second", redis_rate},
+        {"redis_calls_by_command", calls},
+        {"this_bench_cpu_share", own_share},
+        {"criteria",
+         {{{"pass", all_open}, {"what", "every watch stream held open"}},
+          {{"pass", cpu_ok}, {"what", "replay uses at most 5% of a core with them idle"}}}},
+        {"ok", all_open && cpu_ok}};
+    print_json_document(doc.dump(2));
+    return all_open && cpu_ok ? 0 : 1;
+  }
   std::printf("\n| measure | value |\n| --- | ---: |\n");
   std::printf("| streams open / asked | %d / %d |\n", open, o.idle_watchers);
-  for (const auto& [why, n] : refused)
-    std::printf("| refused: %s | %d |\n", why.c_str(), n);
+  for (const auto& [why, n] : refused) std::printf("| refused: %s | %d |\n", why.c_str(), n);
   std::printf("| replay CPU share of a core over %.0f s | %.2f %% |\n", elapsed, 100 * cpu_share);
   std::printf("| replay peak RSS (VmHWM) | %.0f MiB |\n", double(hwm) / 1024);
   std::printf("| Redis calls a second from replay (calls in the window by command) | %.2f (%s) |\n",
-              redis_rate,
-              calls_text.empty() ? "none" : calls_text.c_str());
+              redis_rate, calls_text.empty() ? "none" : calls_text.c_str());
   std::printf("| this bench's CPU share of a core | %.2f %% |\n", 100 * own_share);
   std::printf("\n%s: every one of the %d watch streams held open (%d)\n",
               open == o.idle_watchers ? "PASS" : "FAIL", o.idle_watchers, open);

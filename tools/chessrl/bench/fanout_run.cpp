@@ -6,7 +6,8 @@
 // --interval. Per follower and version it records when it first heard of the
 // version (on_announced), when it held it (the loader ran: the bytes arrived
 // whole and passed their CRC) and each failed download's code; per version,
-// Redis's output bytes; over the run, replay's peak RSS and CPU.
+// Redis's output bytes; over the run, replay's peak RSS and CPU. The tables,
+// or with --json one JSON document of the same figures (seconds; never: null).
 #include <malloc.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,8 +36,8 @@ namespace chessrl::tool::fanout {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
-constexpr double kNotifyBound = 2;          // seconds from publish to every follower knowing
-constexpr double kBaseMiB = 256;            // replay RSS allowed beside its cache's bound
+constexpr double kNotifyBound = 2;  // seconds from publish to every follower knowing
+constexpr double kBaseMiB = 256;    // replay RSS allowed beside its cache's bound
 constexpr double kHoldMarks[] = {2, 5, 10, 30, 60};
 constexpr long kMinFreeMiB = 2048;  // the run stops when the machine has less left
 
@@ -59,13 +61,13 @@ struct FollowerRecord {
 };
 
 struct VersionFigures {
-  double published = 0;    // when publish() returned
+  double published = 0;  // when publish() returned
   double publish_seconds = 0;
-  double window = 0;       // from `published` to the next publish (or the run's end)
+  double window = 0;           // from `published` to the next publish (or the run's end)
   std::vector<double> notify;  // delays of the followers notified within the window
   int never_notified = 0;
-  int late_notified = 0;       // notified, but after kNotifyBound
-  std::vector<double> hold;    // delay per follower (kNever: not within the window)
+  int late_notified = 0;     // notified, but after kNotifyBound
+  std::vector<double> hold;  // delay per follower (kNever: not within the window)
   int unavailable_max = 0, unavailable_total = 0;
   int failures_max = 0;  // failed downloads of one follower, any code
   std::map<grpc::StatusCode, int> other_failures;
@@ -110,7 +112,8 @@ double time_for(std::vector<double> delays, double fraction) {
 
 double share_within(const std::vector<double>& delays, double seconds) {
   if (delays.empty()) return 0;
-  const auto n = std::count_if(delays.begin(), delays.end(), [&](double d) { return d <= seconds; });
+  const auto n =
+      std::count_if(delays.begin(), delays.end(), [&](double d) { return d <= seconds; });
   return double(n) / double(delays.size());
 }
 
@@ -150,13 +153,20 @@ VersionFigures figures_for(std::vector<std::unique_ptr<FollowerRecord>>& records
 
 std::string code_name(grpc::StatusCode code) {
   switch (code) {
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    default: return "code " + std::to_string(int(code));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    default:
+      return "code " + std::to_string(int(code));
   }
 }
 
@@ -174,39 +184,83 @@ std::string hold_marks_text(const VersionFigures& f) {
   return s;
 }
 
-void print_progress(int version, const VersionFigures& f, int replicas) {
+void print_progress(std::FILE* out, int version, const VersionFigures& f, int replicas) {
   std::vector<double> notify = f.notify;
-  std::printf(
+  std::fprintf(
+      out,
       "v%d: notified p50 %s / p99 %s / max %s s, %d never; holding at 2/5/10/30/60 s: %s %%, "
       "99%% at %s, 100%% at %s; UNAVAILABLE %d (at most %d per follower); other failures %s; "
       "Redis out %s per replay\n",
       version, format("%.2f", percentile(notify, 0.5)).c_str(),
       format("%.2f", percentile(notify, 0.99)).c_str(),
-      format("%.2f", percentile(notify, 1.0)).c_str(), f.never_notified,
-      hold_marks_text(f).c_str(), seconds_text(time_for(f.hold, 0.99)).c_str(),
-      seconds_text(time_for(f.hold, 1.0)).c_str(), f.unavailable_total, f.unavailable_max,
-      failures_text(f.other_failures).c_str(), human_bytes(f.redis_bytes / replicas).c_str());
-  std::fflush(stdout);
+      format("%.2f", percentile(notify, 1.0)).c_str(), f.never_notified, hold_marks_text(f).c_str(),
+      seconds_text(time_for(f.hold, 0.99)).c_str(), seconds_text(time_for(f.hold, 1.0)).c_str(),
+      f.unavailable_total, f.unavailable_max, failures_text(f.other_failures).c_str(),
+      human_bytes(f.redis_bytes / replicas).c_str());
+  std::fflush(out);
+}
+
+// --json: a time in seconds, kNever as null.
+nlohmann::json seconds_json(double s) { return s == kNever ? nlohmann::json() : nlohmann::json(s); }
+
+nlohmann::json failures_json(const std::map<grpc::StatusCode, int>& failures) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [code, n] : failures) out[code_name(code)] = n;
+  return out;
 }
 
 int print_report(const FanoutOptions& o, const Fleet& fleet, RunFigures& run) {
   const double s = double(o.model_bytes);
-  std::printf("\n| version | notified p50 / p99 / max (s) | never notified | holding at 2 / 5 / "
-              "10 / 30 / 60 s (%%) | 99%% / 100%% hold | UNAVAILABLE total (max per "
-              "follower) | other failures | failures per follower, most | Redis out per replay |\n");
-  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |\n");
+  nlohmann::json doc = {{"bench", "fanout"},
+                        {"mode", "followers"},
+                        {"followers", o.followers},
+                        {"replicas", o.replicas},
+                        {"versions_published", o.versions},
+                        {"interval_s", o.interval},
+                        {"model_bytes", o.model_bytes},
+                        {"bloop_downloads", o.bloop_downloads},
+                        {"bloop_bytes_per_second", run.bloop},
+                        {"hold_bound_s", run.bound},
+                        {"redis_idle_bytes_per_second", run.baseline_bytes_per_s},
+                        {"versions", nlohmann::json::array()}};
+  if (!o.json) {
+    std::printf(
+        "\n| version | notified p50 / p99 / max (s) | never notified | holding at 2 / 5 / "
+        "10 / 30 / 60 s (%%) | 99%% / 100%% hold | UNAVAILABLE total (max per "
+        "follower) | other failures | failures per follower, most | Redis out per replay |\n");
+    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |\n");
+  }
   double worst_notify = 0, worst_99 = 0, worst_redis = 0;
   int never = 0, late = 0, not_all = 0, worst_unavailable = 0;
   for (std::size_t i = 0; i < run.versions.size(); ++i) {
     VersionFigures& f = run.versions[i];
     std::vector<double> notify = f.notify;
     const double p99 = time_for(f.hold, 0.99), all = time_for(f.hold, 1.0);
-    std::printf("| %zu | %.2f / %.2f / %.2f | %d | %s | %s / %s | %d (%d) | %s | %d | %s |\n", i + 1,
-                percentile(notify, 0.5), percentile(notify, 0.99), percentile(notify, 1.0),
-                f.never_notified, hold_marks_text(f).c_str(), seconds_text(p99).c_str(),
-                seconds_text(all).c_str(), f.unavailable_total, f.unavailable_max,
-                failures_text(f.other_failures).c_str(), f.failures_max,
-                human_bytes(f.redis_bytes / o.replicas).c_str());
+    nlohmann::json holding = nlohmann::json::object();
+    for (double mark : kHoldMarks) holding[format("%.0f", mark)] = share_within(f.hold, mark);
+    doc["versions"].push_back({{"version", i + 1},
+                               {"publish_s", f.publish_seconds},
+                               {"window_s", f.window},
+                               {"notified_p50_s", percentile(notify, 0.5)},
+                               {"notified_p99_s", percentile(notify, 0.99)},
+                               {"notified_max_s", percentile(notify, 1.0)},
+                               {"never_notified", f.never_notified},
+                               {"late_notified", f.late_notified},
+                               {"holding_within_s", holding},
+                               {"hold_99_s", seconds_json(p99)},
+                               {"hold_100_s", seconds_json(all)},
+                               {"unavailable_total", f.unavailable_total},
+                               {"unavailable_max", f.unavailable_max},
+                               {"other_failures", failures_json(f.other_failures)},
+                               {"failures_max", f.failures_max},
+                               {"redis_bytes_per_replay", f.redis_bytes / o.replicas}});
+    if (!o.json)
+      std::printf("| %zu | %.2f / %.2f / %.2f | %d | %s | %s / %s | %d (%d) | %s | %d | %s |\n",
+                  i + 1, percentile(notify, 0.5), percentile(notify, 0.99), percentile(notify, 1.0),
+                  f.never_notified, hold_marks_text(f).c_str(), seconds_text(p99).c_str(),
+                  seconds_text(all).c_str(), f.unavailable_total, f.unavailable_max,
+                  failures_text(f.other_failures).c_str(), f.failures_max,
+                  human_bytes(f.redis_bytes / o.replicas).c_str());
     worst_notify = std::max(worst_notify, percentile(notify, 1.0));
     never += f.never_notified;
     late += f.late_notified;
@@ -215,30 +269,45 @@ int print_report(const FanoutOptions& o, const Fleet& fleet, RunFigures& run) {
     worst_unavailable = std::max(worst_unavailable, f.unavailable_max);
     worst_redis = std::max(worst_redis, f.redis_bytes / o.replicas);
   }
-  std::printf("\n| measure | value |\n| --- | ---: |\n");
-  std::printf("| followers x replicas x versions | %d x %d x %d, every %.0f s |\n", o.followers,
-              o.replicas, o.versions, o.interval);
-  std::printf("| model size S | %s |\n", human_bytes(s).c_str());
-  std::printf("| B_loop (%d sequential GetModel, one replay) | %s/s |\n", o.bloop_downloads,
-              human_bytes(run.bloop).c_str());
-  std::printf("| hold bound max(10 s, 1.5 x N x S / B_loop) | %.1f s |\n", run.bound);
-  std::printf("| Redis output while idle (subtracted) | %s/s |\n",
-              human_bytes(run.baseline_bytes_per_s).c_str());
   long worst_hwm = 0;
   for (std::size_t i = 0; i < fleet.replicas.size(); ++i) {
-    std::printf("| replay %zu peak RSS (VmHWM) / CPU share of a core | %.0f MiB / %.1f %% |\n", i,
-                double(run.replay_hwm_kb[i]) / 1024, 100 * run.replay_cpu_share[i]);
     worst_hwm = std::max(worst_hwm, run.replay_hwm_kb[i]);
+    doc["replay"].push_back({{"replica", i},
+                             {"peak_rss_mib", double(run.replay_hwm_kb[i]) / 1024},
+                             {"cpu_share", run.replay_cpu_share[i]}});
   }
-  std::printf("| redis-server CPU share of a core | %.1f %% |\n", 100 * run.redis_cpu_share);
-  std::printf("| this bench: CPU share of a core / threads / peak RSS | %.1f %% / %d / %.0f MiB |\n",
-              100 * run.bench_cpu_share, run.bench_threads, double(run.bench_hwm_kb) / 1024);
-  std::printf("| load average at start / end | %s / %s |\n", run.load_before.c_str(),
-              run.load_after.c_str());
-  std::printf("| replay cache bound | %s |\n",
-              fleet.cache_flag.empty() ? "none (no --model-cache flag)"
-                                       : (human_bytes(double(fleet.cache_bound)) + " from " +
-                                          fleet.cache_flag).c_str());
+  doc["redis_cpu_share"] = run.redis_cpu_share;
+  doc["this_bench"] = {{"cpu_share", run.bench_cpu_share},
+                       {"threads", run.bench_threads},
+                       {"peak_rss_mib", double(run.bench_hwm_kb) / 1024}};
+  doc["load_average"] = {{"start", run.load_before}, {"end", run.load_after}};
+  doc["replay_cache_bound_bytes"] =
+      fleet.cache_flag.empty() ? nlohmann::json() : nlohmann::json(fleet.cache_bound);
+  if (!o.json) {
+    std::printf("\n| measure | value |\n| --- | ---: |\n");
+    std::printf("| followers x replicas x versions | %d x %d x %d, every %.0f s |\n", o.followers,
+                o.replicas, o.versions, o.interval);
+    std::printf("| model size S | %s |\n", human_bytes(s).c_str());
+    std::printf("| B_loop (%d sequential GetModel, one replay) | %s/s |\n", o.bloop_downloads,
+                human_bytes(run.bloop).c_str());
+    std::printf("| hold bound max(10 s, 1.5 x N x S / B_loop) | %.1f s |\n", run.bound);
+    std::printf("| Redis output while idle (subtracted) | %s/s |\n",
+                human_bytes(run.baseline_bytes_per_s).c_str());
+    for (std::size_t i = 0; i < fleet.replicas.size(); ++i)
+      std::printf("| replay %zu peak RSS (VmHWM) / CPU share of a core | %.0f MiB / %.1f %% |\n", i,
+                  double(run.replay_hwm_kb[i]) / 1024, 100 * run.replay_cpu_share[i]);
+    std::printf("| redis-server CPU share of a core | %.1f %% |\n", 100 * run.redis_cpu_share);
+    std::printf(
+        "| this bench: CPU share of a core / threads / peak RSS | %.1f %% / %d / %.0f MiB |\n",
+        100 * run.bench_cpu_share, run.bench_threads, double(run.bench_hwm_kb) / 1024);
+    std::printf("| load average at start / end | %s / %s |\n", run.load_before.c_str(),
+                run.load_after.c_str());
+    std::printf(
+        "| replay cache bound | %s |\n",
+        fleet.cache_flag.empty()
+            ? "none (no --model-cache flag)"
+            : (human_bytes(double(fleet.cache_bound)) + " from " + fleet.cache_flag).c_str());
+  }
 
   const double rss_limit_mib = kBaseMiB + double(fleet.cache_bound) / (1 << 20);
   struct Criterion {
@@ -246,14 +315,13 @@ int print_report(const FanoutOptions& o, const Fleet& fleet, RunFigures& run) {
     std::string text;
   };
   const std::vector<Criterion> criteria = {
-      {never == 0 && late == 0,
-       "every follower notified within 2 s of each publish (slowest " +
-           format("%.2f", worst_notify) + " s; " + std::to_string(late) + " later, " +
-           std::to_string(never) + " never)"},
+      {never == 0 && late == 0, "every follower notified within 2 s of each publish (slowest " +
+                                    format("%.2f", worst_notify) + " s; " + std::to_string(late) +
+                                    " later, " + std::to_string(never) + " never)"},
       {worst_99 <= run.bound, "99% hold each version within " + format("%.1f", run.bound) +
                                   " s (slowest: " + seconds_text(worst_99) + ")"},
-      {not_all == 0, "100% hold each version before the next publish (" +
-                         std::to_string(not_all) + " follower-versions missed)"},
+      {not_all == 0, "100% hold each version before the next publish (" + std::to_string(not_all) +
+                         " follower-versions missed)"},
       {worst_redis <= 2 * s, "Redis serves at most 2 x S = " + human_bytes(2 * s) +
                                  " per version per replay (most: " + human_bytes(worst_redis) +
                                  ")"},
@@ -263,12 +331,15 @@ int print_report(const FanoutOptions& o, const Fleet& fleet, RunFigures& run) {
        "replay peak RSS <= 256 MiB + cache bound = " + format("%.0f", rss_limit_mib) +
            " MiB (most: " + format("%.0f", double(worst_hwm) / 1024) + " MiB)"},
   };
-  std::printf("\n");
+  if (!o.json) std::printf("\n");
   bool ok = true;
   for (const auto& c : criteria) {
-    std::printf("%s: %s\n", c.ok ? "PASS" : "FAIL", c.text.c_str());
+    if (!o.json) std::printf("%s: %s\n", c.ok ? "PASS" : "FAIL", c.text.c_str());
+    doc["criteria"].push_back({{"pass", c.ok}, {"what", c.text}});
     ok = ok && c.ok;
   }
+  doc["ok"] = ok;
+  if (o.json) print_json_document(doc.dump(2));
   return ok ? 0 : 1;
 }
 
@@ -286,20 +357,23 @@ int run_fanout(const FanoutOptions& o) {
   auto now = [&] { return seconds_since(t0); };
   RunFigures run;
   run.load_before = loadavg();
-  std::printf(
+  std::FILE* const lines = o.json ? stderr : stdout;  // what is said as it runs
+  std::fprintf(
+      lines,
       "chessrl bench fanout: %d followers (runtime::ModelFollower, a connection each, a loader "
       "that keeps no bytes) over %d chessrl-replay (%s) over one redis-server; %d versions of "
       "%s every %.0f s published to the first replica\n",
-      o.followers, o.replicas, o.replay_binary.empty() ? "built beside chessrl" : o.replay_binary.c_str(),
-      o.versions, human_bytes(double(o.model_bytes)).c_str(), o.interval);
-  std::fflush(stdout);
+      o.followers, o.replicas,
+      o.replay_binary.empty() ? "built beside chessrl" : o.replay_binary.c_str(), o.versions,
+      human_bytes(double(o.model_bytes)).c_str(), o.interval);
+  std::fflush(lines);
   ProgressLine progress;
   Fleet fleet = start_redis(o);
   progress.show("measuring B_loop (%d sequential downloads)", o.bloop_downloads);
   run.bloop = measure_bloop(fleet, o);
   run.bound = std::max(10.0, 1.5 * o.followers * double(o.model_bytes) / run.bloop);
-  std::printf("B_loop %s/s: the 99%% hold bound is %.1f s\n", human_bytes(run.bloop).c_str(),
-              run.bound);
+  std::fprintf(lines, "B_loop %s/s: the 99%% hold bound is %.1f s\n",
+               human_bytes(run.bloop).c_str(), run.bound);
   start_replicas(fleet, o.replicas, o);
   const std::vector<std::string> addresses = fleet.addresses();
 
@@ -399,19 +473,19 @@ int run_fanout(const FanoutOptions& o) {
         if (const long left = mem_available_mib(); left >= 0 && left < kMinFreeMiB)
           throw Error("bench fanout: the machine has " + std::to_string(left) +
                       " MiB of memory left (this process holds " +
-                      std::to_string(rss_kb(::getpid()) / 1024) +
-                      " MiB); stopped before v" + std::to_string(v) +
-                      ": run fewer --versions or --followers");
+                      std::to_string(rss_kb(::getpid()) / 1024) + " MiB); stopped before v" +
+                      std::to_string(v) + ": run fewer --versions or --followers");
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
       out_bytes[std::size_t(v)] = redis_output_bytes(*fleet.redis);
       if (v > 1) {  // the previous version's window has ended
         VersionFigures f = figures_for(records, v - 1, published[std::size_t(v - 1)], now());
         f.publish_seconds = published[std::size_t(v - 1)] - started[std::size_t(v - 1)];
-        f.redis_bytes = std::max(0.0, out_bytes[std::size_t(v)] - out_bytes[std::size_t(v - 1)] -
-                                          run.baseline_bytes_per_s * (now() - started[std::size_t(v - 1)]));
+        f.redis_bytes =
+            std::max(0.0, out_bytes[std::size_t(v)] - out_bytes[std::size_t(v - 1)] -
+                              run.baseline_bytes_per_s * (now() - started[std::size_t(v - 1)]));
         progress.clear();
-        print_progress(v - 1, f, o.replicas);
+        print_progress(lines, v - 1, f, o.replicas);
         run.versions.push_back(std::move(f));
       }
       if (v > o.versions) break;
@@ -420,7 +494,8 @@ int run_fanout(const FanoutOptions& o) {
       info.set_step(std::uint64_t(v) * 1000);
       started[std::size_t(v)] = now();
       auto reply = publisher.publish(info, blob);
-      if (!reply.ok()) throw Error("bench fanout: publishing v" + std::to_string(v) + ": " + reply.error());
+      if (!reply.ok())
+        throw Error("bench fanout: publishing v" + std::to_string(v) + ": " + reply.error());
       published[std::size_t(v)] = now();
       if (v < o.versions) blob = random_blob(o.model_bytes, std::uint64_t(v) + 1);
     }

@@ -12,12 +12,15 @@
 // The kill scenario does the same with Redis killed (SIGKILL) at a third of the
 // run and restarted on the same port and data directory `--down` seconds later.
 // Exits nonzero when a game is lost, duplicated, rejected or left unresolved.
+// The table, or with --json one JSON document of the same figures (a run per
+// scenario; the open loop's in bench/load_fanin_report.h).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -54,6 +57,7 @@ struct LoadOptions {
   // is removed and another's doubled, so the check must report 1 lost and 1
   // duplicated, and fail.
   bool sabotage = false;
+  bool json = false;  // one JSON document on stdout instead of the table
 };
 
 // One thread's record: latencies of calls that answered, ids acknowledged,
@@ -366,9 +370,46 @@ void print_results(const LoadOptions& o, std::vector<RunResult>& runs) {
                   r.push.first_rejection.c_str());
 }
 
+// --json: a closed-loop run's figures (latencies in ms).
+nlohmann::json run_json(RunResult& r) {
+  return {
+      {"scenario", r.scenario},
+      {"seconds", r.seconds},
+      {"games_acknowledged", r.push.acked.size()},
+      {"positions", r.push.positions},
+      {"games_per_second", double(r.push.acked.size()) / r.seconds},
+      {"push_latency_ms",
+       {{"p50", percentile(r.push.latencies_ms, 0.5)},
+        {"p99", percentile(r.push.latencies_ms, 0.99)},
+        {"max", percentile(r.push.latencies_ms, 1.0)}}},
+      {"sample_calls", r.sample.latencies_ms.size()},
+      {"sampled_positions", r.sampled_positions},
+      {"sample_latency_ms",
+       {{"p50", percentile(r.sample.latencies_ms, 0.5)},
+        {"p99", percentile(r.sample.latencies_ms, 0.99)}}},
+      {"failed_push_calls", r.push.errors},
+      {"failed_sample_calls", r.sample.errors},
+      {"games_retried", r.push.retried_games},
+      {"retries_answered_duplicate", r.push.duplicate_acks},
+      {"lost", r.lost},
+      {"duplicated", r.duplicated + r.window_duplicates},
+      {"rejected", r.push.rejected},
+      {"unresolved", r.push.unresolved},
+      {"unexpected_duplicates", r.push.unexpected_duplicates},
+      {"missing_position_keys", r.missing_positions},
+      {"missing_markers", r.missing_markers},
+      {"stored_never_acknowledged", r.unacknowledged_stored},
+      {"replay_rss_mib",
+       r.service_rss_kb < 0 ? nlohmann::json() : nlohmann::json(double(r.service_rss_kb) / 1024)},
+      {"redis_used_memory", r.redis_used_memory},
+      {"first_rejection", r.push.first_rejection},
+      {"ok", r.ok()}};
+}
+
 int run_load_bench(const LoadOptions& o) {
   const std::vector<v1::Game> pool = synthetic_game_pool(o.plies, o.target_fraction, "bench-load");
-  std::printf(
+  std::fprintf(
+      o.json ? stderr : stdout,
       "chessrl bench load: chessrl-replay over a private redis-server (appendfsync always), "
       "%d producers (%d games per PushGames) and %d samplers (%d positions per Sample) "
       "for %.0f s\n\n",
@@ -376,9 +417,22 @@ int run_load_bench(const LoadOptions& o) {
   std::vector<RunResult> runs;
   if (o.scenario != "kill") runs.push_back(run_load(o, false, pool));
   if (o.scenario != "plain") runs.push_back(run_load(o, true, pool));
-  print_results(o, runs);
   bool ok = true;
   for (const auto& r : runs) ok = ok && r.ok();
+  if (o.json) {
+    nlohmann::json doc = {{"bench", "load"},
+                          {"loop", "closed"},
+                          {"producers", o.producers},
+                          {"samplers", o.samplers},
+                          {"push_batch", o.push_batch},
+                          {"sample_count", o.sample_count},
+                          {"runs", nlohmann::json::array()},
+                          {"ok", ok}};
+    for (auto& r : runs) doc["runs"].push_back(run_json(r));
+    print_json_document(doc.dump(2));
+    return ok ? 0 : 1;
+  }
+  print_results(o, runs);
   std::printf("\n%s\n", ok ? "OK: every acknowledged game is in Redis exactly once"
                            : "FAILED: games lost, duplicated, rejected or unresolved (see above)");
   return ok ? 0 : 1;
@@ -423,6 +477,9 @@ void add_bench_load_command(CLI::App& bench) {
                   "where chessrl-replay is (default: beside this program, or the build tree)");
   cmd->add_flag("--sabotage", o->sabotage, "test of the check: drop one game, double another")
       ->group("");
+  cmd->add_flag("--json", o->json,
+                "Print one JSON document with the table's figures (and \"ok\") instead of the "
+                "table");
   // The open loop (bench/load_fanin.h).
   auto* rate = cmd->add_option("--rate", f->rate,
                                "open loop: games a second each producer makes, pushed by "
@@ -486,6 +543,7 @@ void add_bench_load_command(CLI::App& bench) {
     f->target_fraction = o->target_fraction;
     f->drain_seconds = o->drain_seconds;
     f->bin_dir = o->bin_dir;
+    f->json = o->json;
     if (push_batch->count() > 0) f->push_batch = o->push_batch;
     if (f->kill_shard_at >= f->seconds)
       throw Error("bench load: --kill-shard-at must fall inside --seconds");

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/load_fanin_report.h"
 #include "bench/load_support.h"
 #include "bench/replay_shared.h"
 #include "bench/util.h"
@@ -219,7 +220,8 @@ int run_fanin_bench(const FanInOptions& o) {
   const std::vector<v1::Game> pool = synthetic_game_pool(o.plies, o.target_fraction, "bench-load");
   double pool_bytes = 0;
   for (const auto& g : pool) pool_bytes += static_cast<double>(g.ByteSizeLong());
-  std::printf(
+  std::fprintf(
+      o.json ? stderr : stdout,
       "chessrl bench load: %d producers (self-play's GamePusher: %d-game buffer, %d-game pushes, "
       "one channel and producer name each) at %s, %d samplers, %.0f s; chessrl-replay over %d "
       "redis-server%s (appendfsync always); games of %.0f bytes on average\n",
@@ -229,7 +231,7 @@ int run_fanin_bench(const FanInOptions& o) {
                 .c_str()
           : (num(o.rate, "%.3f") + " games/s each").c_str(),
       o.samplers, o.seconds, o.shards, o.shards == 1 ? "" : "s", pool_bytes / 256);
-  std::fflush(stdout);
+  std::fflush(o.json ? stderr : stdout);
 
   std::vector<std::unique_ptr<harness::RedisServer>> shards;
   for (int i = 0; i < o.shards; ++i)
@@ -496,104 +498,61 @@ int run_fanin_bench(const FanInOptions& o) {
   }
 
   // The report.
-  std::printf("\n| measure | value |\n| --- | ---: |\n");
-  const auto row = [](const std::string& name, const std::string& value) {
-    std::printf("| %s | %s |\n", name.c_str(), value.c_str());
-  };
-  row("producers x seconds", std::to_string(o.producers) + " x " + num(run_seconds, "%.1f"));
-  if (o.overload > 0) {
-    row("full speed (measured)", num(capacity) + " games/s");
-    row("acknowledged during the overload", num(overload_throughput) + " games/s");
-    row("offered: overload, then half",
-        num(o.overload * capacity) + " then " + num(half_load) + " games/s");
-    row("shed by the producers at the end of the overload", num(double(shed_at_overload_end)));
-    row("backlog drained after the load dropped (to 2 s of load)",
-        recovered_after < 0 ? "NOT within --recover-limit " + num(o.recover_limit) + " s"
-                            : num(recovered_after, "%.1f") + " s");
-    row("replay peak RSS at the end of the overload", num(overload_rss_peak_mib) + " MiB");
-  } else {
-    row("games offered (open loop)", num(o.rate * o.producers, "%.1f") + " games/s");
-  }
-  if (o.kill_shard_at >= 0)
-    row("shard killed", "shard " + std::to_string(o.shards - 1) + " SIGKILLed at " +
-                            num(o.kill_shard_at) + " s, restarted " + num(o.restart_after) +
-                            " s later");
-  row("games generated", num(double(generated_in_run)));
-  row("games acknowledged (stored + retry duplicates)",
-      num(double(t.pushed())) + " (" + num(double(t.pushed()) / run_seconds, "%.1f") + "/s)");
-  row("games shed by full buffers", num(double(t.shed)));
-  row("games answered FAILED (kept, pushed again) / retries answered DUPLICATE",
-      num(double(t.store_failed)) + " / " + num(double(t.duplicates)));
-  row("push calls answered", num(double(latencies.size())));
-  const double p50 = percentile(latencies, 0.5), p99 = percentile(latencies, 0.99),
-               pmax = percentile(latencies, 1.0);
-  row("push p50 / p99 / max (ms)",
-      num(p50, "%.1f") + " / " + num(p99, "%.1f") + " / " + num(pmax, "%.1f"));
-  std::string refused;
-  for (const auto& [k, n] : refusals)
-    refused += (refused.empty() ? "" : ", ") + k + " " + std::to_string(n);
-  row("failed push calls by code (retried)", refused.empty() ? "none" : refused);
-  const double rate_limited = metric_sum(watch.last_metrics, "chessrl_replay_games_refused_total",
-                                         "reason=\"rate_limited\"");
-  row("games refused rate_limited (replay's count)", num(rate_limited));
-  row("push calls refused busy (replay's count)",
-      num(metric_sum(watch.last_metrics, "chessrl_replay_pushes_refused_total", "")));
-  row("sample calls (failed)",
-      num(double(sample_calls)) + " (" + num(double(sample_failures)) + ")");
-  row("**lost** (acknowledged, in no window)", "**" + num(double(lost)) + "**");
-  row("**duplicated** (in the windows twice / STORED twice)",
-      "**" + num(double(window_duplicates)) + " / " + num(double(stored_twice)) + "**");
-  row("rejected / dropped / unexpected duplicates / unresolved",
-      num(double(t.rejected)) + " / " + num(double(t.dropped)) + " / " +
-          num(double(t.unexpected_duplicates)) + " / " + num(double(unresolved)));
-  row("missing position keys / markers",
-      num(double(missing_positions)) + " / " + num(double(missing_markers)));
-  row("stored, never acknowledged", num(double(unacknowledged)));
-  bool balanced = true;
-  if (o.shards > 1) {
-    double mean = 0;
-    for (auto n : shard_positions) mean += double(n) / double(shard_positions.size());
-    std::string text;
-    for (auto n : shard_positions) {
-      const double off = mean > 0 ? 100 * (double(n) - mean) / mean : 0;
-      balanced = balanced && std::abs(off) <= 3;
-      text += (text.empty() ? "" : ", ") + num(double(n)) + " (" + num(off, "%+.1f") + "%)";
-    }
-    row("positions per shard (off the mean)", text);
-  }
-  row("replay peak RSS (VmHWM) / threads / open descriptors at most",
-      num(double(watch.peak_rss_kb) / 1024) + " MiB / " + std::to_string(watch.max_threads) +
-          " / " + std::to_string(watch.max_descriptors));
-  row("/metrics bytes / series / scrape p50, max (ms)",
-      num(double(watch.metrics_bytes)) + " / " + num(double(watch.metrics_series)) + " / " +
-          num(watch.scrape_ms.empty() ? 0 : median(watch.scrape_ms), "%.1f") + ", " +
-          num(watch.scrape_ms_max, "%.1f"));
+  FanInReport r;
+  r.run_seconds = run_seconds;
+  r.capacity = capacity;
+  r.overload_throughput = overload_throughput;
+  r.half_load = half_load;
+  r.shed_at_overload_end = shed_at_overload_end;
+  r.recovered_after = recovered_after;
+  r.overload_rss_peak_mib = overload_rss_peak_mib;
+  r.generated = generated_in_run;
+  r.pushed = t.pushed();
+  r.shed = t.shed;
+  r.store_failed = t.store_failed;
+  r.retry_duplicates = t.duplicates;
+  r.rejected = t.rejected;
+  r.dropped = t.dropped;
+  r.unexpected_duplicates = t.unexpected_duplicates;
+  r.unresolved = unresolved;
+  r.push_latencies_ms = std::move(latencies);
+  r.refusals = std::move(refusals);
+  r.first_refusal = std::move(first_refusal);
+  r.sample_calls = sample_calls;
+  r.sample_failures = sample_failures;
+  r.rate_limited = metric_sum(watch.last_metrics, "chessrl_replay_games_refused_total",
+                              "reason=\"rate_limited\"");
+  r.busy_refused = metric_sum(watch.last_metrics, "chessrl_replay_pushes_refused_total", "");
+  r.lost = lost;
+  r.window_duplicates = window_duplicates;
+  r.stored_twice = stored_twice;
+  r.missing_positions = missing_positions;
+  r.missing_markers = missing_markers;
+  r.unacknowledged = unacknowledged;
+  r.shard_positions = shard_positions;
+  for (const auto& s : shards)
+    r.shard_used_memory.push_back(redis_memory_field(*s, "used_memory_human"));
+  r.peak_rss_kb = watch.peak_rss_kb;
+  r.max_threads = watch.max_threads;
+  r.max_descriptors = watch.max_descriptors;
+  r.metrics_bytes = watch.metrics_bytes;
+  r.metrics_series = watch.metrics_series;
+  r.scrape_ms_median = watch.scrape_ms.empty() ? 0 : median(watch.scrape_ms);
+  r.scrape_ms_max = watch.scrape_ms_max;
+  r.scrape_error = watch.scrape_error;
   const auto names =
       label_values(watch.last_metrics, "chessrl_replay_producer_games_total", "producer");
-  row("producer label values (of them \"(other)\")",
-      std::to_string(names.size()) + " (" + std::to_string(names.count("(other)")) + ")");
-  for (std::size_t i = 0; i < shards.size(); ++i)
-    row("Redis " + std::to_string(i) + " used_memory",
-        redis_memory_field(*shards[i], "used_memory_human"));
-  row("chessrl-replay exit", replay.child->status());
-  if (!watch.scrape_error.empty())
-    std::printf("\nlast /metrics error: %s\n", watch.scrape_error.c_str());
-  for (const auto& [k, text] : first_refusal)
-    std::printf("\nfirst failed push (%s): %s", k.c_str(), text.c_str());
-  if (!first_refusal.empty()) std::printf("\n");
-  if (log_lines > 0) {
-    std::printf("\nproducers logged %llu lines; the first:\n",
-                (unsigned long long)log_lines.load());
-    for (const auto& l : first_logs) std::printf("  %s\n", l.c_str());
+  r.producer_labels = names.size();
+  r.producer_labels_other = names.count("(other)");
+  r.replay_exit = replay.child->status();
+  r.log_lines = log_lines.load();
+  r.first_logs = first_logs;
+  if (o.json) {
+    print_json_document(fanin_report_json(o, r).dump(2));
+  } else {
+    print_fanin_report(o, r);
   }
-  const bool ok = lost == 0 && window_duplicates == 0 && stored_twice == 0 && unresolved == 0 &&
-                  missing_positions == 0 && missing_markers == 0 && t.rejected == 0 &&
-                  t.unexpected_duplicates == 0 && t.dropped == 0;
-  std::printf("\n%s\n", ok ? "OK: every acknowledged game is in Redis exactly once"
-                           : "FAILED: games lost, duplicated, rejected or unresolved (see above)");
-  if (o.shards > 1)
-    std::printf("%s\n", balanced ? "balance: every shard within 3% of the mean"
-                                 : "balance: a shard is more than 3% off the mean");
+  const bool ok = r.ok();
   return ok ? 0 : 1;
 }
 

@@ -7,7 +7,8 @@
 // capacity measured, then 3x it, then half of it until the backlog drains.
 // Afterwards every Redis is read back: every acknowledged game must be in a
 // window exactly once. Reports latency, refusals by code and reason, the
-// service's peak RSS, threads and /metrics.
+// service's peak RSS, threads and /metrics: a table, or with --json one JSON
+// document of the same figures (bench/load_fanin_report.h).
 #pragma once
 
 #include <string>
@@ -32,6 +33,7 @@ struct FanInOptions {
   double recover_limit = 120;  // the backlog must drain within this after the load drops
   double drain_seconds = 120;
   std::string bin_dir;
+  bool json = false;  // one JSON document on stdout instead of the table
 };
 
 // Runs it and prints the report. Returns 0 when no acknowledged game is lost
