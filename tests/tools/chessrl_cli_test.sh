@@ -23,8 +23,15 @@ check "bad FEN exits non-zero" test $rc -ne 0
 check "bad FEN error names the problem" grep -q "ranks, expected 8" <<<"$err"
 
 err=$("$bin" perft --depth 99 2>&1); rc=$?
-check "depth out of range is refused" test $rc -ne 0
+check "depth out of range is refused with exit 2 (bad options)" test $rc -eq 2
 check "depth error names the option" grep -q -- "--depth" <<<"$err"
+
+err=$("$bin" perft --no-such-flag 2>&1); rc=$?
+check "an unknown flag exits 2" test $rc -eq 2
+check "the unknown flag is named" grep -q -- "--no-such-flag" <<<"$err"
+
+"$bin" perft --help >/dev/null 2>&1; rc=$?
+check "--help exits 0" test $rc -eq 0
 
 err=$("$bin" perft --bench --repeat 1 --stockfish chessrl-no-such-engine 2>&1); rc=$?
 check "bench without stockfish still runs" test $rc -eq 0

@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the help or the message naming the flag; a refused option
+    // exits 2, as the services' do (CLI11's own statuses are one per kind).
+    const int status = app.exit(e);
+    return status == static_cast<int>(CLI::ExitCodes::Success) ? 0 : 2;
   } catch (const std::exception& e) {
     std::cerr << "chessrl: " << e.what() << "\n";
     return 1;
