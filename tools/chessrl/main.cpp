@@ -23,6 +23,10 @@ int main(int argc, char** argv) {
 #endif
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    // A command that ran and failed says its own status (CLI11 raises it
+    // through the parse, as a ParseError).
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     // CLI11 prints the help or the message naming the flag; a refused option
     // exits 2, as the services' do (CLI11's own statuses are one per kind).
