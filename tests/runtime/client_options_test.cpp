@@ -13,20 +13,14 @@
 #include "chessrl/config/config.h"
 #include "chessrl/runtime/options.h"
 
+#include "parse_args.h"
+
 namespace chessrl::runtime {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string parse(CLI::App& app, std::vector<std::string> args) {
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_util::parse;
 
 TEST(ClientOptions, DeclaresReplayRegistryDeadlineAndSecurity) {
   ClientOptions o;

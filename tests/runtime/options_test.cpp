@@ -9,21 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "parse_args.h"
+
 namespace chessrl::runtime {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Parses `args` (without the program name); the CLI11 error's text, or "" when it parsed.
-std::string parse(CLI::App& app, std::vector<std::string> args) {
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    return std::string(e.get_name()) + ": " + e.what();
-  }
-  return "";
-}
+using test_util::parse;
 
 TEST(StatusListenOptions, KeepsTheServicesDefaultAndParsesBothFlags) {
   StatusListenOptions o;

@@ -195,6 +195,14 @@ class PeakRss {
   std::thread thread_;
 };
 
+// Replay's memory over a scenario, in MiB, as the JSON documents give it: its
+// VmRSS before, the peak sampled during, and VmHWM (the kernel's own peak) after.
+nlohmann::json rss_mib(long before_kb, long peak_kb, long hwm_kb) {
+  return {{"before", double(before_kb) / 1024},
+          {"peak_sampled", double(peak_kb) / 1024},
+          {"vmhwm", double(hwm_kb) / 1024}};
+}
+
 bool run_big_push(const AbuseOptions& o, nlohmann::json& out) {
   auto redis = start_bench_redis("chessrl-bench-abuse", "everysec");
   const std::string token = "abuse-selfplay-token-0123456789";
@@ -262,10 +270,7 @@ bool run_big_push(const AbuseOptions& o, nlohmann::json& out) {
          {"refused", refused.load()},
          {"other", other.load()},
          {"first_error", first_error},
-         {"replay_rss_mib",
-          {{"before", double(rss_before) / 1024},
-           {"peak_sampled", double(peak_kb) / 1024},
-           {"vmhwm", double(hwm) / 1024}}},
+         {"replay_rss_mib", rss_mib(rss_before, peak_kb, hwm)},
          {"still_serving", serving},
          {"bound_held", held}};
   if (!o.json) {
@@ -355,10 +360,7 @@ bool run_downloads(const AbuseOptions& o, nlohmann::json& out) {
          {"other", other.load()},
          {"first_error", first_error},
          // VmHWM includes the publish.
-         {"replay_rss_mib",
-          {{"before", double(rss_before) / 1024},
-           {"peak_sampled", double(peak_kb) / 1024},
-           {"vmhwm", double(hwm) / 1024}}},
+         {"replay_rss_mib", rss_mib(rss_before, peak_kb, hwm)},
          {"bound_held", held}};
   if (!o.json) {
     std::printf("downloads: %d clients, %d GetModel each of one %d MiB version, at once (%.1f s)\n",
