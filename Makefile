@@ -113,7 +113,7 @@ images-smoke:
 bundle-test:
 	@tests/bundle/run.sh
 
-# The chart as podman containers on one machine (not a cluster): helm template's pods as podman containers, scaled, broken on
+# The chart as podman containers on one machine (not a cluster): helm template's pods, scaled, broken on
 # purpose, reinstalled (tests/deploy/README.md).
 deploy-test:
 	@tests/deploy/run.sh
