@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench/replay_shared.h"
+#include "bench/selfplay_stop_report.h"
 #include "bench/util.h"
 #include "chessrl/core/error.h"
 #include "chessrl/core/subprocess.h"
@@ -52,6 +53,12 @@ using harness::find_service_binary;
 using harness::log_since;
 using harness::log_size;
 using harness::pick_port;
+
+using selfplay_stop::print_run;
+using selfplay_stop::print_summary;
+using selfplay_stop::scenario_json;
+using selfplay_stop::stop_problem;
+using selfplay_stop::StopRun;
 
 constexpr const char* kWhat = "bench selfplay-stop";
 
@@ -150,33 +157,6 @@ SelfplayChild start_selfplay(const StopBenchOptions& o, int replay_port, const s
   if (out.metrics_port <= 0)
     throw Error(std::string(kWhat) + ": " + ready_file + " names no metrics port");
   return out;
-}
-
-// One stop, timed from SIGTERM (seconds; NaN: the line never came).
-struct StopRun {
-  long buffered = 0;  // games buffered at SIGTERM ("pushing the N buffered games")
-  // Full runs: the buffer when full (its gauge when the first game was shed), and the
-  // tries it took to stop self-play with it still full (buffered == full).
-  long full = -1;
-  int tries = 1;
-  long pushed = -1;  // pushed in all ("done:" line)
-  long lost = -1;    // "could not be pushed"
-  long abandoned = -1;
-  double mean_plies = NAN;          // of the games played before SIGTERM
-  double positions_per_game = NAN;  // stored by replay (training positions)
-  // "pushing the N buffered games": play torn down, the flush begins (none when empty).
-  double to_stopping = NAN, to_pushing = NAN, to_done = NAN, to_exit = NAN;
-  std::string exit_status;
-  bool clean_exit = false;  // exit status 0
-};
-
-// What a stop should have been: exit status 0 and every game pushed (the
-// "done:" line says 0 could not be pushed). "" when it was; else why not.
-std::string stop_problem(const StopRun& r) {
-  if (!r.clean_exit) return "chessrl-selfplay's " + r.exit_status + ", not exit status 0";
-  if (r.lost < 0) return "no \"done:\" line in chessrl-selfplay's log";
-  if (r.lost > 0) return std::to_string(r.lost) + " games lost";
-  return "";
 }
 
 void stop_and_time(SelfplayChild& selfplay, double limit_s, bool sabotage, StopRun& run) {
@@ -342,134 +322,6 @@ StopRun run_empty(const StopBenchOptions& o, int index, ProgressLine& progress) 
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
   return run;
-}
-
-std::string seconds_text(double s) {
-  if (std::isnan(s)) return "?";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", s);
-  return buf;
-}
-
-void print_run(const char* scenario, int index, const StopRun& r) {
-  std::string tries;
-  if (r.full >= 0 && r.buffered < r.full)
-    tries = "; the buffer (" + std::to_string(r.full) + ") was pushed before SIGTERM in each of " +
-            std::to_string(r.tries) + " tries: no full flush timed";
-  else if (r.tries > 1)
-    tries = "; full at SIGTERM on try " + std::to_string(r.tries);
-  std::printf(
-      "%s run %d: %ld buffered at SIGTERM, %ld abandoned, %ld pushed, %ld lost; "
-      "SIGTERM to \"stopping\" %s s, to \"pushing\" %s s, to \"done\" %s s, to exit %s s "
-      "(%s)%s\n",
-      scenario, index, r.buffered, r.abandoned, r.pushed, r.lost,
-      seconds_text(r.to_stopping).c_str(), seconds_text(r.to_pushing).c_str(),
-      seconds_text(r.to_done).c_str(), seconds_text(r.to_exit).c_str(), r.exit_status.c_str(),
-      tries.c_str());
-  std::fflush(stdout);
-}
-
-// The median of a field over the runs where it is known.
-template <class Field>
-double median_of(const std::vector<StopRun>& runs, Field field) {
-  std::vector<double> v;
-  for (const auto& r : runs)
-    if (!std::isnan(double(field(r)))) v.push_back(double(field(r)));
-  return v.empty() ? NAN : median(v);
-}
-
-// A scenario's medians over its runs (seconds; NaN where no run had the figure).
-struct StopSummary {
-  double flushed, lost, abandoned, mean_plies, positions_per_game;
-  double to_stopping, stopping_to_done, flush, done_to_exit, to_exit, to_exit_min, to_exit_max;
-  double flush_games_per_second;  // NaN without a flush
-};
-
-StopSummary summarize(const std::vector<StopRun>& runs) {
-  auto m = [&](auto field) { return median_of(runs, field); };
-  StopSummary out{};
-  out.flushed = m([](const StopRun& r) { return double(r.buffered); });
-  // The flush alone only where every run had one ("pushing": something was buffered).
-  const bool every_run_flushed = std::none_of(
-      runs.begin(), runs.end(), [](const StopRun& r) { return std::isnan(r.to_pushing); });
-  out.flush =
-      every_run_flushed ? m([](const StopRun& r) { return r.to_done - r.to_pushing; }) : NAN;
-  out.to_exit_min = out.to_exit_max = NAN;
-  for (const auto& r : runs) {
-    out.to_exit_min =
-        std::isnan(out.to_exit_min) ? r.to_exit : std::min(out.to_exit_min, r.to_exit);
-    out.to_exit_max =
-        std::isnan(out.to_exit_max) ? r.to_exit : std::max(out.to_exit_max, r.to_exit);
-  }
-  out.flush_games_per_second =
-      out.flush > 0 && out.flushed > 0 ? double(static_cast<long>(out.flushed / out.flush)) : NAN;
-  out.lost = m([](const StopRun& r) { return double(r.lost); });
-  out.abandoned = m([](const StopRun& r) { return double(r.abandoned); });
-  out.mean_plies = m([](const StopRun& r) { return r.mean_plies; });
-  out.positions_per_game = m([](const StopRun& r) { return r.positions_per_game; });
-  out.to_stopping = m([](const StopRun& r) { return r.to_stopping; });
-  out.stopping_to_done = m([](const StopRun& r) { return r.to_done - r.to_stopping; });
-  out.done_to_exit = m([](const StopRun& r) { return r.to_exit - r.to_done; });
-  out.to_exit = m([](const StopRun& r) { return r.to_exit; });
-  return out;
-}
-
-void print_summary(const char* scenario, const std::vector<StopRun>& runs) {
-  const StopSummary m = summarize(runs);
-  const std::string rate = std::isnan(m.flush_games_per_second)
-                               ? "-"
-                               : std::to_string(static_cast<long>(m.flush_games_per_second));
-  std::printf(
-      "| %s | %zu | %.0f | %.0f | %.0f | %.1f | %.1f | %s | %s | %s | %s | **%s** (%s–%s) "
-      "| %s |\n",
-      scenario, runs.size(), m.flushed, m.lost, m.abandoned, m.mean_plies, m.positions_per_game,
-      seconds_text(m.to_stopping).c_str(), seconds_text(m.stopping_to_done).c_str(),
-      seconds_text(m.flush).c_str(), seconds_text(m.done_to_exit).c_str(),
-      seconds_text(m.to_exit).c_str(), seconds_text(m.to_exit_min).c_str(),
-      seconds_text(m.to_exit_max).c_str(), rate.c_str());
-}
-
-// --json: a run, and a scenario's runs with their medians (NaN: null).
-nlohmann::json run_json(int index, const StopRun& r) {
-  nlohmann::json out = {{"run", index},
-                        {"buffered", r.buffered},
-                        {"abandoned", r.abandoned},
-                        {"pushed", r.pushed},
-                        {"lost", r.lost},
-                        {"to_stopping_s", r.to_stopping},
-                        {"to_pushing_s", r.to_pushing},
-                        {"to_done_s", r.to_done},
-                        {"to_exit_s", r.to_exit},
-                        {"mean_plies", r.mean_plies},
-                        {"positions_per_game", r.positions_per_game},
-                        {"exit_status", r.exit_status},
-                        {"clean_exit", r.clean_exit}};
-  if (r.full >= 0) {
-    out["full"] = r.full;
-    out["tries"] = r.tries;
-  }
-  return out;
-}
-
-nlohmann::json scenario_json(const std::vector<StopRun>& runs) {
-  nlohmann::json out = {{"runs", nlohmann::json::array()}};
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    out["runs"].push_back(run_json(int(i) + 1, runs[i]));
-  const StopSummary m = summarize(runs);
-  out["median"] = {{"games_flushed", m.flushed},
-                   {"lost", m.lost},
-                   {"abandoned", m.abandoned},
-                   {"plies_per_game", m.mean_plies},
-                   {"positions_per_game", m.positions_per_game},
-                   {"to_stopping_s", m.to_stopping},
-                   {"stopping_to_done_s", m.stopping_to_done},
-                   {"flush_s", m.flush},
-                   {"done_to_exit_s", m.done_to_exit},
-                   {"to_exit_s", m.to_exit},
-                   {"to_exit_min_s", m.to_exit_min},
-                   {"to_exit_max_s", m.to_exit_max},
-                   {"flush_games_per_second", m.flush_games_per_second}};
-  return out;
 }
 
 // Prints the table; false when a stop was not clean (stop_problem), each named.
