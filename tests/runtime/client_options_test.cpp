@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include <string>
 #include <vector>
 
@@ -97,6 +100,43 @@ TEST(OldOptionNames, TheOptionsOwnVariableWinsOverTheOldNames) {
   config::finish(app);
   ASSERT_EQ(parse(app, {}), "");
   EXPECT_EQ(o.search_threads, 5);
+}
+
+// A config file's key under either name gives way to a variable under either
+// name: flag > env > file holds across the old and new names.
+class OldOptionNamesInAFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "old_option_names_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+  // search_threads after parsing --config with `yaml`.
+  int search_threads_from(const std::string& yaml) {
+    std::ofstream(path_) << yaml;
+    LayoutOptions o;
+    int leaves = 8;
+    CLI::App app;
+    o.add_to(app, leaves);
+    config::finish(app);
+    EXPECT_EQ(parse(app, {"--config", path_}), "");
+    return o.search_threads;
+  }
+  std::string path_;
+};
+
+TEST_F(OldOptionNamesInAFile, TheOldKeyInTheFileSetsTheOption) {
+  EXPECT_EQ(search_threads_from("threads: 8\n"), 8);
+}
+
+TEST_F(OldOptionNamesInAFile, TheNewNamesVariableBeatsTheOldKeyInTheFile) {
+  ScopedEnv own_name("CHESSRL_SEARCH_THREADS", "4");
+  EXPECT_EQ(search_threads_from("threads: 8\n"), 4);
+}
+
+TEST_F(OldOptionNamesInAFile, TheOldNamesVariableBeatsTheNewKeyInTheFile) {
+  ScopedEnv old_name("CHESSRL_THREADS", "4");
+  EXPECT_EQ(search_threads_from("search-threads: 8\n"), 4);
 }
 
 }  // namespace

@@ -4,8 +4,12 @@
 
 #include <cctype>
 #include <cstddef>
+#include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace chessrl::config {
@@ -67,10 +71,17 @@ void flatten(const YAML::Node& node, const std::string& key, std::vector<CLI::Co
   out.push_back(std::move(item));
 }
 
+// Every long name of an option, by each of its names: a config key under one
+// name gives way to the variable of any (--search-threads, old name --threads).
+using OptionNames = std::map<std::string, std::vector<std::string>>;
+
 // CLI11 processes the file before the environment and lets the first source
 // win, so keys whose environment variable is set are dropped here: that gives
 // flag > env > file.
 class YamlConfig final : public CLI::Config {
+ public:
+  explicit YamlConfig(OptionNames names) : names_(std::move(names)) {}
+
  public:
   std::string to_config(const CLI::App* app, bool default_also, bool, std::string) const override {
     YAML::Emitter out;
@@ -105,9 +116,16 @@ class YamlConfig final : public CLI::Config {
     } catch (const YAML::Exception& e) {
       throw CLI::ConfigError(std::string("the config file cannot be read: ") + e.what());
     }
-    std::erase_if(found, [](const CLI::ConfigItem& item) { return env_set(item.name); });
+    std::erase_if(found, [this](const CLI::ConfigItem& item) {
+      const auto names = names_.find(item.name);
+      if (names == names_.end()) return env_set(item.name);
+      return std::any_of(names->second.begin(), names->second.end(), env_set);
+    });
     return found;
   }
+
+ private:
+  OptionNames names_;
 };
 
 }  // namespace
@@ -121,20 +139,18 @@ std::string env_name(const std::string& long_name) {
 }
 
 void finish(CLI::App& app) {
+  OptionNames option_names;
   for (CLI::Option* opt : app.get_options()) {
     const std::vector<std::string>& names = opt->get_lnames();
     if (names.empty() || names.front() == "help") continue;
     // An option with an old name beside its own (--search-threads,--threads)
-    // reads the old name's variable when its own is not set.
-    std::string name = names.front();
-    for (const std::string& alias : names) {
-      if (env_set(name)) break;
-      if (env_set(alias)) name = alias;
-    }
-    opt->envname(env_name(name));
+    // reads the first of its names whose variable is set (its own first).
+    const auto set = std::find_if(names.begin(), names.end(), env_set);
+    opt->envname(env_name(set != names.end() ? *set : names.front()));
+    for (const std::string& name : names) option_names[name] = names;
   }
   app.set_config("--config", "", "YAML file of option values (keys are the long option names)");
-  app.config_formatter(std::make_shared<YamlConfig>());
+  app.config_formatter(std::make_shared<YamlConfig>(std::move(option_names)));
   app.allow_config_extras(CLI::config_extras_mode::error);
 }
 
