@@ -211,5 +211,37 @@ TEST_F(ProcessTest, AChildAtANiceness) {
   EXPECT_EQ(read("nice.log"), "19\n");
 }
 
+// A log appended over many runs: the tail reads only its end, and still gives
+// whole last lines.
+TEST_F(ProcessTest, TheTailOfALongLogIsItsLastLines) {
+  const std::string path = (dir_ / "long.log").string();
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 200000; ++i) out << "line " << i << "\n";  // about 2.2 MB
+  }
+  EXPECT_EQ(log_tail(path, 2), "    line 199998\n    line 199999\n");
+}
+
+// A child reaped by the kernel (SIGCHLD ignored, as a parent may leave it for
+// us across exec) has no status we saw: never reported as a clean exit.
+TEST_F(ProcessTest, AChildReapedElsewhereIsNotACleanExit) {
+  struct IgnoreSigchld {
+    struct sigaction old {};
+    IgnoreSigchld() {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      ::sigaction(SIGCHLD, &ignore, &old);
+    }
+    ~IgnoreSigchld() { ::sigaction(SIGCHLD, &old, nullptr); }
+  } ignore;
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "exit 0"};
+  auto p = Process::start(spec);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->wait(), -1);
+  EXPECT_FALSE(p->clean_exit());
+  EXPECT_EQ(p->status(), "exit status unknown (reaped elsewhere)");
+}
+
 }  // namespace
 }  // namespace chessrl

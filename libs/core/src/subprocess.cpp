@@ -109,9 +109,15 @@ int spawn_with_fork(pid_t& pid, const ExecArgs& exec, const ProcessSpec& spec, i
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : kDefaultSignals) ::signal(sig, SIG_DFL);
     if (spec.nice > 0) (void)::setpriority(PRIO_PROCESS, 0, spec.nice);
-    if (in_fd >= 0) ::dup2(in_fd, STDIN_FILENO);
-    if (out_fd >= 0) ::dup2(out_fd, STDOUT_FILENO);
-    if (err_fd >= 0) ::dup2(err_fd, STDERR_FILENO);
+    // An fd already on its target (the parent ran with 0, 1 or 2 closed) keeps
+    // O_CLOEXEC through dup2: clear the flag instead, as posix_spawn does.
+    const auto onto = [](int fd, int target) {
+      if (fd == target) ::fcntl(fd, F_SETFD, 0);
+      else ::dup2(fd, target);
+    };
+    if (in_fd >= 0) onto(in_fd, STDIN_FILENO);
+    if (out_fd >= 0) onto(out_fd, STDOUT_FILENO);
+    if (err_fd >= 0) onto(err_fd, STDERR_FILENO);
     ::execve(exec.program.c_str(), exec.argv.data(), exec.envp.data());
     const int error = errno;
     (void)!::write(report[1], &error, sizeof error);
@@ -160,6 +166,17 @@ std::optional<std::string> find_program(const std::string& name) {
 
 std::string log_tail(const std::string& path, int lines) {
   std::ifstream in(path);
+  // Logs are appended across runs and restarts: read only their last 64 KiB.
+  constexpr std::streamoff kTail = 64 * 1024;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size > kTail) {
+    in.seekg(size - kTail);
+    std::string partial;
+    std::getline(in, partial);  // the line the cut fell in
+  } else {
+    in.seekg(0);
+  }
   std::deque<std::string> last;
   std::string line;
   while (std::getline(in, line)) {
@@ -188,7 +205,10 @@ Result<Process> Process::launch(const ProcessSpec& spec, int stdin_fd, int stdou
   }
   int in_fd = stdin_fd, out_fd = stdout_fd, err_fd = stderr_to_stdout ? stdout_fd : -1;
   int null_in = -1, log = -1;
-  if (in_fd < 0 && spec.null_stdin) in_fd = null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in_fd < 0 && spec.null_stdin) {
+    in_fd = null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in_fd < 0) return fail(std::string("cannot open /dev/null: ") + std::strerror(errno));
+  }
   if (out_fd < 0 && !spec.output_path.empty()) {
     log = ::open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log < 0) {
@@ -219,6 +239,7 @@ Process& Process::operator=(Process&& other) noexcept {
     reap_now();
     pid_ = std::exchange(other.pid_, -1);
     reaped_ = std::exchange(other.reaped_, true);
+    lost_ = std::exchange(other.lost_, false);
     wait_status_ = other.wait_status_;
   }
   return *this;
@@ -238,7 +259,8 @@ void Process::reap_now() {
 bool Process::exited() {
   if (reaped_ || pid_ <= 0) return true;
   const pid_t r = ::waitpid(pid_, &wait_status_, WNOHANG);
-  if (r == pid_ || (r < 0 && errno == ECHILD)) reaped_ = true;
+  if (r == pid_) reaped_ = true;
+  if (r < 0 && errno == ECHILD) reaped_ = lost_ = true;  // reaped elsewhere (SIGCHLD ignored)
   return reaped_;
 }
 
@@ -253,9 +275,11 @@ bool Process::wait_for(std::chrono::milliseconds timeout) {
 
 int Process::wait() {
   if (!exited()) {
-    while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+    pid_t r;
+    while ((r = ::waitpid(pid_, &wait_status_, 0)) < 0 && errno == EINTR) {
     }
     reaped_ = true;
+    lost_ = r < 0;
   }
   return exit_code();
 }
@@ -263,6 +287,7 @@ int Process::wait() {
 std::string Process::status() const {
   if (!reaped_) return "running";
   if (pid_ <= 0) return "not started";
+  if (lost_) return "exit status unknown (reaped elsewhere)";
   if (WIFEXITED(wait_status_)) return "exit status " + std::to_string(WEXITSTATUS(wait_status_));
   if (WIFSIGNALED(wait_status_)) {
     const int sig = WTERMSIG(wait_status_);
@@ -275,7 +300,7 @@ std::string Process::status() const {
 bool Process::clean_exit() const { return exit_code() == 0; }
 
 int Process::exit_code() const {
-  if (!reaped_ || pid_ <= 0) return -1;
+  if (!reaped_ || pid_ <= 0 || lost_) return -1;
   if (WIFEXITED(wait_status_)) return WEXITSTATUS(wait_status_);
   if (WIFSIGNALED(wait_status_)) return 128 + WTERMSIG(wait_status_);
   return -1;

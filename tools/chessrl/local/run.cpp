@@ -153,7 +153,7 @@ void LocalRun::make_dirs() {
     started_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
-    std::ofstream(first) << started_ms_ << "\n";
+    write_file_atomically(first.string(), std::to_string(started_ms_) + "\n").value_or_throw();
   }
 }
 
@@ -230,9 +230,7 @@ void LocalRun::write_state() const {
   }
   state["children"] = children;
   // Written whole, then renamed: a reader never sees half a file.
-  const fs::path tmp = root_ / "local.json.tmp";
-  std::ofstream(tmp) << state.dump(2) << "\n";
-  fs::rename(tmp, root_ / "local.json");
+  write_file_atomically((root_ / "local.json").string(), state.dump(2) + "\n").value_or_throw();
 }
 
 Result<Child*> LocalRun::launch(const std::string& name, std::vector<std::string> argv,

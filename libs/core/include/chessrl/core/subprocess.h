@@ -79,6 +79,7 @@ class Process {
 
   int pid_ = -1;
   bool reaped_ = true;
+  bool lost_ = false;  // reaped, but not by us: its status is unknown (never a clean exit)
   int wait_status_ = 0;
 };
 
