@@ -78,21 +78,6 @@ TEST(SelfplayMaxPlies, ChessrlSelfplayTakesTheLimitAndRefusesOneMoreNamingTheFla
   }
 }
 
-TEST(SelfplayMaxPlies, TheToolsGameOptionsAreTheSameCheck) {
-  // `chessrl selfplay` declares its game options with the same function.
-  selfplay::SelfPlayConfig config;
-  CLI::App app{"chessrl selfplay"};
-  selfplay::add_game_options(app, config);
-  std::vector<const char*> argv = {"selfplay", "--max-plies", kOneMore.c_str()};
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-    ADD_FAILURE() << "--max-plies " << kOneMore << " was taken";
-  } catch (const CLI::ValidationError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("--max-plies: " + kOneMore + " is not in", 0), 0u)
-        << e.what();
-  }
-}
-
 TEST(SelfplayMaxPlies, TheConfigRefusesALongerLimitToo) {
   selfplay::SelfPlayConfig config;
   config.max_plies = record::kMaxGamePlies;
@@ -101,6 +86,12 @@ TEST(SelfplayMaxPlies, TheConfigRefusesALongerLimitToo) {
   auto refused = config.validate();
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error(), "max plies must be in [1, " + kLimit +
+                                 "] (the replay service refuses a longer game), got " + kOneMore);
+  config.max_plies = record::kMaxGamePlies;
+  config.short_max_plies = record::kMaxGamePlies + 1;
+  refused = config.validate();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), "short max plies must be in [1, " + kLimit +
                                  "] (the replay service refuses a longer game), got " + kOneMore);
 }
 

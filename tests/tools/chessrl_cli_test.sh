@@ -30,6 +30,10 @@ err=$("$bin" perft --no-such-flag 2>&1); rc=$?
 check "an unknown flag exits 2" test $rc -eq 2
 check "the unknown flag is named" grep -q -- "--no-such-flag" <<<"$err"
 
+err=$("$bin" selfplay --games 1 --max-plies 1025 2>&1); rc=$?
+check "chessrl selfplay refuses a game longer than replay takes, exit 2" test $rc -eq 2
+check "the refusal names --max-plies" grep -q -- "--max-plies: 1025 is not in" <<<"$err"
+
 "$bin" perft --help >/dev/null 2>&1; rc=$?
 check "--help exits 0" test $rc -eq 0
 

@@ -102,8 +102,10 @@ Result<void> SelfPlayConfig::validate() const {
   if (!(short_game_fraction >= 0 && short_game_fraction <= 1))
     return fail("short game fraction must be in [0, 1], got " +
                 std::to_string(short_game_fraction));
-  if (short_max_plies < 1)
-    return fail("short max plies must be >= 1, got " + std::to_string(short_max_plies));
+  if (short_max_plies < 1 || short_max_plies > record::kMaxGamePlies)
+    return fail("short max plies must be in [1, " + std::to_string(record::kMaxGamePlies) +
+                "] (the replay service refuses a longer game), got " +
+                std::to_string(short_max_plies));
   if (short_adjudicate_material < 0)
     return fail("short adjudicate material must be >= 0 pawns (0: off), got " +
                 std::to_string(short_adjudicate_material));
